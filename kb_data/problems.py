@@ -1,0 +1,495 @@
+"""The problem model: load a problem file, derive its facts on the meta device, make its row.
+
+A problem is a Python file `problems/<suite>/<category>/<name>.py` defining `Model`,
+`get_inputs` and `get_init_inputs`. Its id is `<suite>/<category>/<name>`, taken from
+the path. Nothing here computes on real data: shapes, FLOPs and bytes come from a run
+on the `meta` device.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import sys
+import threading
+import types
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
+
+from .rules import rules_for
+from .schema import SUITES, Problem
+from . import targets
+
+REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
+# Module constants that describe a problem rather than size it.
+METADATA_NAMES = (
+    "OP_TYPE", "SUPPORTED_PRECISIONS", "HARDWARE_REQUIRED", "CUTILE_REFERENCE_SNIPPET",
+    "KNOWN_ISSUE", "QUIRKS", "REQUIRES", "REFERENCE_IMPL", "HF_MODEL_ID", "HF_CONFIG",
+)
+PROBLEM_ID_RE = re.compile(r"^(?P<suite>v[0-9.]+)/(?P<category>[A-Za-z0-9_]+)/(?P<name>[^/]+)$")
+_exec_lock = threading.Lock()
+
+
+class ProblemError(Exception):
+    """A problem file that cannot be used; the message names the file and what is wrong."""
+
+
+def default_problems_root() -> Path:
+    """`problems/` of the checkout this package runs from (the embedded default)."""
+    return Path(__file__).resolve().parent.parent / "problems"
+
+
+def level_of(category: str) -> int:
+    """Upstream rule: the digits after 'level' in the directory name, else 1."""
+    m = re.search(r"level(\d+)$", category)
+    return int(m.group(1)) if m else 1
+
+
+def problem_id_from_path(path: Path, root: Path) -> str:
+    rel = Path(path).resolve().relative_to(Path(root).resolve())
+    if len(rel.parts) != 3 or rel.suffix != ".py":
+        raise ProblemError(f"{path}: problem files live at <root>/<suite>/<category>/<name>.py, got {rel}")
+    suite, category, filename = rel.parts
+    if suite not in SUITES:
+        raise ProblemError(f"{path}: unknown suite directory {suite!r}; known: {list(SUITES)}")
+    return f"{suite}/{category}/{filename[:-3]}"
+
+
+def split_problem_id(problem_id: str) -> tuple[str, str, str]:
+    m = PROBLEM_ID_RE.match(problem_id)
+    if not m:
+        raise ProblemError(f"{problem_id!r} is not a problem id of the form <suite>/<category>/<name>")
+    return m.group("suite"), m.group("category"), m.group("name")
+
+
+@dataclass
+class LoadedProblem:
+    """A problem's source and identity; its module is executed on first use."""
+
+    problem_id: str
+    code: str
+    path: Path | None = None
+    _module: types.ModuleType | None = field(default=None, repr=False)
+
+    @property
+    def suite(self) -> str:
+        return split_problem_id(self.problem_id)[0]
+
+    @property
+    def category(self) -> str:
+        return split_problem_id(self.problem_id)[1]
+
+    @property
+    def name(self) -> str:
+        return split_problem_id(self.problem_id)[2]
+
+    @property
+    def file(self) -> str:
+        return self.name + ".py"
+
+    @property
+    def level(self) -> int:
+        return level_of(self.category)
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.code.encode("utf-8")).hexdigest()
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path else self.problem_id
+
+    @property
+    def module(self) -> types.ModuleType:
+        if self._module is None:
+            self._module = exec_problem_code(self.code, self.where, self.sha256)
+        return self._module
+
+    @cached_property
+    def metadata(self) -> dict:
+        mod = self.module
+        names = [n for n in vars(mod) if n in METADATA_NAMES or (n.isupper() and n.endswith("_LEVEL"))]
+        return {n: _jsonable(getattr(mod, n)) for n in sorted(names)}
+
+    @property
+    def rules(self) -> dict:
+        return rules_for(self.suite)
+
+
+def exec_problem_code(code: str, where: str, sha: str | None = None) -> types.ModuleType:
+    """Execute problem source as a fresh module; errors name the file."""
+    sha = sha or hashlib.sha256(code.encode()).hexdigest()
+    modname = f"kb_problem_{sha[:16]}"
+    mod = types.ModuleType(modname)
+    mod.__file__ = where
+    try:
+        compiled = compile(code, where, "exec")
+    except SyntaxError as e:
+        raise ProblemError(f"{where}: syntax error at line {e.lineno}: {e.msg}") from e
+    with _exec_lock:
+        sys.modules[modname] = mod  # dataclasses and pickling look the module up by name
+        try:
+            exec(compiled, mod.__dict__)
+        except Exception as e:
+            sys.modules.pop(modname, None)
+            raise ProblemError(f"{where}: importing the problem raised {type(e).__name__}: {e}") from e
+    missing = [n for n in REQUIRED_NAMES if not callable(getattr(mod, n, None))]
+    if missing:
+        raise ProblemError(f"{where}: does not define {', '.join(missing)} (a problem needs {', '.join(REQUIRED_NAMES)})")
+    return mod
+
+
+def load_problem(path: str | Path, root: str | Path | None = None) -> LoadedProblem:
+    """Load a problem file; `root` is the folder holding the suite directories."""
+    path = Path(path)
+    root = Path(root) if root is not None else path.resolve().parents[2]
+    try:
+        code = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProblemError(f"{path}: cannot read: {e}") from e
+    lp = LoadedProblem(problem_id_from_path(path, root), code, path)
+    lp.module  # fail early, with the file named
+    return lp
+
+
+def load_source(code: str, problem_id: str) -> LoadedProblem:
+    split_problem_id(problem_id)
+    lp = LoadedProblem(problem_id, code)
+    lp.module
+    return lp
+
+
+class ProblemSet:
+    """All problem files under a root, by id; duplicates are an error, typos get a suggestion."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_problems_root()
+        if not self.root.is_dir():
+            raise ProblemError(f"problems root {self.root} does not exist")
+        self.paths: dict[str, Path] = {}
+        for path in sorted(self.root.glob("*/*/*.py")):
+            if path.name.startswith("_"):
+                continue
+            pid = problem_id_from_path(path, self.root)
+            self.paths[pid] = path
+        by_suite_name: dict[tuple[str, str], str] = {}
+        for pid in self.paths:
+            suite, _, name = split_problem_id(pid)
+            if (suite, name) in by_suite_name and not _ok_duplicate_name(suite):
+                raise ProblemError(f"duplicate problem name {name!r} in suite {suite}: {by_suite_name[(suite, name)]} and {pid}")
+            by_suite_name.setdefault((suite, name), pid)
+
+    def ids(self, suite: str | None = None, category: str | None = None) -> list[str]:
+        out = []
+        for pid in self.paths:
+            s, c, _ = split_problem_id(pid)
+            if (suite is None or s == suite) and (category is None or c == category):
+                out.append(pid)
+        return sorted(out, key=_natural_key)
+
+    def resolve(self, ref: str, suite: str | None = None) -> str:
+        """A problem id from an id, a name, or a file name (with .py); suggests the nearest on a miss."""
+        ref = ref[:-3] if ref.endswith(".py") else ref
+        if ref in self.paths and (suite is None or ref.startswith(suite + "/")):
+            return ref
+        hits = [p for p in self.ids(suite) if p.endswith("/" + ref) or p.split("/", 1)[1] == ref]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise ProblemError(f"{ref!r} is ambiguous: {hits}; give the full problem id")
+        candidates = self.ids(suite)
+        names = {split_problem_id(p)[2]: p for p in candidates}
+        close = difflib.get_close_matches(ref, list(names) + candidates, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(names.get(c, c) for c in close)}?" if close else ""
+        raise ProblemError(f"no problem {ref!r}{' in suite ' + suite if suite else ''}{hint}")
+
+    def load(self, ref: str, suite: str | None = None) -> LoadedProblem:
+        return load_problem(self.paths[self.resolve(ref, suite)], self.root)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids())
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def _ok_duplicate_name(suite: str) -> bool:
+    # v3 reuses upstream file names across categories (level1/… vs metal_level…); ids stay unique.
+    return suite == "v3"
+
+
+def _natural_key(pid: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", pid)]
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return repr(v)
+
+
+# ---------------------------------------------------------------------------
+# Meta-device analysis: output shapes, FLOPs, bytes and the aten trace, no compute.
+
+@dataclass
+class MetaResult:
+    outputs: list | None = None
+    flops: int | None = None
+    min_bytes: int | None = None
+    min_bytes_parts: dict | None = None
+    trace: list | None = None
+    state_dict: list | None = None
+    inputs: list | None = None
+    error: str | None = None
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def build_model(lp: LoadedProblem, device: str = "cpu"):
+    """Model(*get_init_inputs()) on a device, in the suite's mode (v3: eval, v0.1: train)."""
+    mod = lp.module
+    with torch.device(device):
+        model = mod.Model(*mod.get_init_inputs())
+    if lp.rules["model_mode"] == "eval":
+        model.eval()
+    return model
+
+
+def meta_inputs(lp: LoadedProblem, generators: list | None = None) -> list:
+    """get_inputs() as meta tensors: made on meta when possible, else on CPU and converted.
+
+    When `generators` is a list it receives, per input, the factory that drew it
+    (`randn`, `rand`, `randint(0,10)`, ...), `derived` when later ops changed it, else None.
+    """
+    mod = lp.module
+    recorder = _FactoryRecorder()
+    try:
+        with torch.device("meta"), recorder:
+            inputs = list(mod.get_inputs())
+        if not all(not isinstance(x, torch.Tensor) or x.is_meta for x in inputs):
+            raise RuntimeError("inputs left the meta device")
+    except Exception:
+        recorder = _FactoryRecorder()
+        with recorder:
+            inputs = [_to_meta(x) for x in mod.get_inputs()]
+        recorder.produced = {}
+    if generators is not None:
+        generators.extend(recorder.generator_of(x) for x in inputs)
+    return inputs
+
+
+class _FactoryRecorder(TorchDispatchMode):
+    RANDOM = {"randn": "randn", "rand": "rand", "randint": "randint", "normal_": "randn", "uniform_": "rand",
+              "randperm": "randperm", "random_": "randint", "bernoulli": "bernoulli"}
+
+    def __init__(self):
+        super().__init__()
+        self.produced: dict[int, str] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        base = func.__name__.split(".")[0]
+        if base in self.RANDOM:
+            gen = self.RANDOM[base]
+            if base == "randint":
+                ints = [a for a in args if isinstance(a, int)]
+                gen = f"randint({ints[0]},{ints[1]})" if len(ints) >= 2 else f"randint(0,{ints[0]})" if ints else gen
+            label = gen
+        elif base in ("view", "_unsafe_view", "reshape", "alias", "detach", "_to_copy", "clone", "lift_fresh",
+                      "expand", "contiguous") and args and isinstance(args[0], torch.Tensor):
+            label = self.produced.get(id(args[0]), "derived")
+        elif base in ("zeros", "ones", "full", "arange", "empty", "scalar_tensor", "tensor", "linspace"):
+            label = "constant"
+        else:
+            label = "derived"
+        if isinstance(out, torch.Tensor):
+            self.produced[id(out)] = label
+        return out
+
+    def generator_of(self, x) -> str | None:
+        return self.produced.get(id(x))
+
+
+def _to_meta(x):
+    if isinstance(x, torch.Tensor):
+        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+    return x
+
+
+def meta_model(lp: LoadedProblem):
+    try:
+        model = build_model(lp, "meta")
+        if all(t.is_meta for t in model.state_dict().values()):
+            return model
+    except Exception:
+        pass
+    model = build_model(lp, "cpu")
+    return model.to("meta") if not any(t.is_meta for t in model.state_dict().values()) else model
+
+
+def tensor_bytes(t) -> int:
+    return t.numel() * t.element_size()
+
+
+def analyze_on_meta(lp: LoadedProblem, with_trace: bool = True) -> MetaResult:
+    """Run the reference once on meta; a failure is returned in `error`, not raised."""
+    res = MetaResult()
+    try:
+        model = meta_model(lp)
+        state = model.state_dict()
+        res.state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in state.items()]
+        generators: list = []
+        inputs = meta_inputs(lp, generators)
+        res.inputs = [dict(_tensor_spec(x), generator=g) for x, g in zip(inputs, generators)]
+        flop_counter = FlopCounterMode(display=False)
+        recorder = AtenRecorder() if with_trace else None
+        with torch.no_grad(), flop_counter:
+            if recorder:
+                with recorder:
+                    out = model(*inputs)
+            else:
+                out = model(*inputs)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        res.outputs = [{"shape": list(o.shape), "dtype": dtype_name(o.dtype)} for o in outs if isinstance(o, torch.Tensor)]
+        res.flops = int(flop_counter.get_total_flops())
+        parts = {
+            "inputs": sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)),
+            "state_dict": sum(tensor_bytes(v) for v in state.values()),
+            "outputs": sum(tensor_bytes(o) for o in outs if isinstance(o, torch.Tensor)),
+        }
+        res.min_bytes_parts, res.min_bytes = parts, sum(parts.values())
+        res.trace = recorder.lines if recorder else None
+    except Exception as e:
+        res.error = f"{type(e).__name__}: {e}"
+        if with_trace and "recorder" in locals() and recorder is not None:
+            res.trace = recorder.lines
+    return res
+
+
+def _tensor_spec(x) -> dict:
+    if isinstance(x, torch.Tensor):
+        return {"name": None, "shape": list(x.shape), "dtype": dtype_name(x.dtype)}
+    return {"name": None, "shape": [], "dtype": type(x).__name__}
+
+
+class AtenRecorder(TorchDispatchMode):
+    """Records every aten op as `op(args)->result`, tensors as `f32[2, 3]` (`{nc}`: non-contiguous)."""
+
+    DROP_KWARGS = ("device", "layout", "pin_memory", "memory_format", "non_blocking")
+
+    def __init__(self):
+        super().__init__()
+        self.lines: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        parts = [fmt_arg(a) for a in args]
+        parts += [f"{k}={fmt_arg(v)}" for k, v in kwargs.items() if k not in self.DROP_KWARGS]
+        self.lines.append(f"{func}({', '.join(parts)})->{fmt_arg(out)}")
+        return out
+
+
+SHORT_DTYPES = {
+    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32",
+    "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "b8", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
+    "complex64": "c64", "complex128": "c128",
+}
+
+
+def fmt_arg(a) -> str:
+    if isinstance(a, torch.Tensor):
+        s = f"{SHORT_DTYPES.get(dtype_name(a.dtype), dtype_name(a.dtype))}[{', '.join(str(d) for d in a.shape)}]"
+        return s if a.is_contiguous() else s + "{nc}"
+    if isinstance(a, (list, tuple)):
+        return "[" + ", ".join(fmt_arg(x) for x in a) + "]"
+    if isinstance(a, torch.dtype):
+        return dtype_name(a)
+    if isinstance(a, float):
+        return repr(a)
+    return str(a)
+
+
+_FLOAT_RE = re.compile(r"(?<![\w.])-?(\d+\.\d*(e[+-]?\d+)?|\d+e[+-]?\d+|inf|nan)(?![\w.])")
+
+
+def normalize_trace_line(line: str) -> str:
+    """One spelling for trace lines from either spec file and from AtenRecorder."""
+    s = line.replace(" -> ", "->").replace("{nc}", "")
+    op, _, rest = s.partition("(")
+    op = op[:-len(".default")] if op.endswith(".default") else op
+    rest = rest.replace(" ", "")
+    rest = re.sub(r"dtype=(\w+)", lambda m: "dtype=" + SHORT_DTYPES.get(m.group(1), m.group(1)), rest)
+    rest = re.sub(r"(?<=[(,\[])(float32|float64|float16|bfloat16|int64|int32|int8|uint8|bool)(?=[,)\]])",
+                  lambda m: SHORT_DTYPES[m.group(1)], rest)
+
+    return op + "(" + rest
+
+
+def trace_lines_equal(a: str, b: str, rel: float = 1e-4) -> bool:
+    """Normalized trace lines equal, floats within `rel` (spec files print 6 significant digits)."""
+    a, b = normalize_trace_line(a), normalize_trace_line(b)
+    if a == b:
+        return True
+    fa, fb = _FLOAT_RE.findall(a), _FLOAT_RE.findall(b)
+    if _FLOAT_RE.sub("#", a) != _FLOAT_RE.sub("#", b) or len(fa) != len(fb):
+        return False
+    for x, y in zip(fa, fb):
+        x, y = float(x[0]), float(y[0])
+        if not (x == y or abs(x - y) <= rel * max(abs(x), abs(y))):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# The problem row.
+
+def problem_row(lp: LoadedProblem, meta: MetaResult | None = None, degenerate: dict | None = None) -> Problem:
+    meta = meta if meta is not None else analyze_on_meta(lp, with_trace=False)
+    md = lp.metadata
+    mod = lp.module
+    input_names = _forward_param_names(mod)
+    inputs = []
+    for i, spec in enumerate(meta.inputs or []):
+        inputs.append({"name": input_names[i] if i < len(input_names) else f"arg{i}", "shape": spec["shape"],
+                       "dtype": spec["dtype"], "generator": spec.get("generator")})
+    known_issue = md.get("KNOWN_ISSUE")
+    if meta.error and not known_issue:
+        known_issue = None  # a meta failure without a recorded issue is a validation error, reported by `kb validate`
+    return Problem(
+        problem_id=lp.problem_id, suite=lp.suite, category=lp.category, level=lp.level, name=lp.name,
+        file=lp.file, code=lp.code, sha256=lp.sha256,
+        op_type=md.get("OP_TYPE"),
+        supported_precisions=list(md.get("SUPPORTED_PRECISIONS") or []),
+        hardware_required=list(md.get("HARDWARE_REQUIRED") or []),
+        gpus=targets.gpus_for(lp.problem_id),
+        init_args=json.dumps(_jsonable(list(mod.get_init_inputs()))),
+        inputs=inputs, outputs=meta.outputs or [], flops=meta.flops, min_bytes=meta.min_bytes,
+        metadata=json.dumps(md, sort_keys=True), known_issue=known_issue,
+        quirks=list(md.get("QUIRKS") or []), requires=list(md.get("REQUIRES") or []),
+        degenerate=(degenerate or {}).get("degenerate"), degenerate_reason=(degenerate or {}).get("reason"),
+        rules=lp.rules,
+    )
+
+
+def _forward_param_names(mod) -> list[str]:
+    import inspect
+
+    try:
+        params = list(inspect.signature(mod.Model.forward).parameters)
+    except (TypeError, ValueError):
+        return []
+    return [p for p in params if p != "self"]

@@ -1,0 +1,341 @@
+"""The one schema module: every record type of kb-data, with its pyarrow schema.
+
+Builders, the harness, the stores and the analysis all import from here, so a field
+is named, typed and validated in exactly one place. Units are in field names
+(`_ms`, `_bytes`); enums are plain strings from the fixed sets below.
+
+Rows are plain dicts (what Parquet, JSONL and `datasets` speak); the dataclasses
+give them names, defaults and validation:
+
+    rec = RunRecord(model="m", gpu="H200", ...)
+    row = rec.to_row()                 # dict, JSON/Arrow friendly
+    RunRecord.from_row(row) == rec     # validated on the way in
+    table = to_table([rec, ...])       # pyarrow.Table with RunRecord.arrow_schema()
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1.0"
+
+SUITES = ("v0.1", "v3")
+STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected")
+BASELINE_TYPES = ("pytorch_eager", "torch_compile", "pytorch")  # "pytorch": upstream's older eager-only runs
+BASELINE_SOURCES = ("measured", "derived")
+RECORD_SOURCES = ("upstream", "local")
+FLAGS = (
+    "output_aliases_input",
+    "output_reused_memory",
+    "side_stream_work",
+    "timer_tampered",
+    "nondeterministic",
+    "no_custom_kernel",
+    "calls_reference_ops",
+    "precision_downgrade",
+    "constant_output",
+    "degenerate_problem",
+    "ignores_weights",
+    "stale_output",
+    "lazy_output",
+    "exceeds_roofline",
+    "excessive_speedup",
+)
+# Flags that only inform; every other flag fails a record unless a problem's rules say otherwise.
+INFORMATIONAL_FLAGS = ("excessive_speedup", "degenerate_problem")
+
+
+class SchemaError(ValueError):
+    """A row that does not fit its record type; the message names the field."""
+
+
+def _f(arrow_type: pa.DataType, default: Any = None, *, required: bool = False, enum: tuple | None = None,
+       doc: str = ""):
+    meta = {"arrow": arrow_type, "required": required, "enum": enum, "doc": doc}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: json.loads(json.dumps(d)), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+STR, I64, F64, BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+LIST_STR, LIST_I64 = pa.list_(pa.string()), pa.list_(pa.int64())
+TENSOR_SPEC = pa.struct([("name", STR), ("shape", LIST_I64), ("dtype", STR), ("generator", STR)])
+OUTPUT_SPEC = pa.struct([("shape", LIST_I64), ("dtype", STR)])
+TOLERANCE = pa.struct([("precision", STR), ("atol", F64), ("rtol", F64)])
+RULES = pa.struct([
+    ("suite", STR),
+    ("candidate_class", STR),        # ModelNew (KernelBench) or Model (v3)
+    ("weights", STR),                # same_seed | load_state_dict
+    ("model_mode", STR),             # train | eval
+    ("seeds", LIST_I64),             # correctness seeds, in order
+    ("timing_seed", I64),
+    ("check", STR),                  # allclose | max_abs_vs_ref_max
+    ("tolerances", pa.list_(TOLERANCE)),
+    ("precision_from", STR),         # how the precision class is chosen
+    ("require_finite", BOOL),
+    ("require_bitwise_repeat", BOOL),
+    ("baseline", STR),               # eager | compile_if_faster
+    ("compile_mode", STR),
+    ("compile_threshold", F64),      # compile baseline used when compile_ms < threshold * eager_ms
+    ("warmup", I64),
+    ("trials", I64),
+    ("l2_flush", BOOL),
+    ("reference_after_candidate", BOOL),
+    ("secret_seed", BOOL),
+    ("fail_flags", LIST_STR),
+])
+
+
+class Record:
+    """Shared behaviour of the record dataclasses."""
+
+    _arrow_schema: ClassVar[pa.Schema | None] = None
+
+    @classmethod
+    def fields(cls) -> tuple[dataclasses.Field, ...]:
+        return dataclasses.fields(cls)
+
+    @classmethod
+    def arrow_schema(cls) -> pa.Schema:
+        if cls.__dict__.get("_arrow_schema") is None:
+            cls._arrow_schema = pa.schema(
+                [pa.field(f.name, f.metadata["arrow"], nullable=not f.metadata["required"]) for f in cls.fields()],
+                metadata={b"kb_data.record": cls.__name__.encode(), b"kb_data.schema_version": SCHEMA_VERSION.encode()},
+            )
+        return cls._arrow_schema
+
+    def to_row(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in self.fields()}
+
+    @classmethod
+    def from_row(cls, row: dict, *, where: str = ""):
+        known = {f.name for f in cls.fields()}
+        unknown = sorted(set(row) - known)
+        if unknown:
+            raise SchemaError(f"{where}{cls.__name__}: unknown field(s) {unknown}")
+        obj = cls(**{k: v for k, v in row.items()})
+        obj.validate(where=where)
+        return obj
+
+    def validate(self, *, where: str = "") -> None:
+        for f in self.fields():
+            value = getattr(self, f.name)
+            where_f = f"{where}{type(self).__name__}.{f.name}"
+            if value is None:
+                if f.metadata["required"]:
+                    raise SchemaError(f"{where_f} is required")
+                continue
+            _check_type(value, f.metadata["arrow"], where_f)
+            enum = f.metadata["enum"]
+            if enum is not None:
+                values = value if isinstance(value, list) else [value]
+                bad = [v for v in values if v not in enum]
+                if bad:
+                    raise SchemaError(f"{where_f}: {bad[0]!r} is not one of {list(enum)}")
+
+
+def _check_type(value: Any, t: pa.DataType, where: str) -> None:
+    if pa.types.is_string(t):
+        ok = isinstance(value, str)
+    elif pa.types.is_boolean(t):
+        ok = isinstance(value, bool)
+    elif pa.types.is_integer(t):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif pa.types.is_floating(t):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif pa.types.is_list(t):
+        ok = isinstance(value, (list, tuple))
+        if ok:
+            for i, item in enumerate(value):
+                if item is not None:
+                    _check_type(item, t.value_type, f"{where}[{i}]")
+    elif pa.types.is_struct(t):
+        ok = isinstance(value, dict)
+        if ok:
+            names = {t.field(i).name for i in range(t.num_fields)}
+            extra = set(value) - names
+            if extra:
+                raise SchemaError(f"{where}: unknown key(s) {sorted(extra)}")
+            for i in range(t.num_fields):
+                sub = t.field(i)
+                if value.get(sub.name) is not None:
+                    _check_type(value[sub.name], sub.type, f"{where}.{sub.name}")
+    else:  # pragma: no cover - every field type is listed above
+        ok = True
+    if not ok:
+        raise SchemaError(f"{where}: expected {t}, got {type(value).__name__} {value!r:.80}")
+
+
+@dataclass
+class Problem(Record):
+    """One problem file with the metadata derived from it (a row of kernelbench-v3-problems)."""
+
+    problem_id: str = _f(STR, required=True, doc="<suite>/<category>/<name>, derived from the path")
+    suite: str = _f(STR, required=True, enum=SUITES)
+    category: str = _f(STR, required=True, doc="directory: level1..level4, graphics, tile_specialized, cutile, metal_level1..4")
+    level: int = _f(I64, required=True, doc="digits after 'level' in the category, else 1")
+    name: str = _f(STR, required=True, doc="file stem, exactly upstream's file name without .py")
+    file: str = _f(STR, required=True, doc="upstream file name, with .py")
+    code: str = _f(STR, required=True, doc="full source of the problem file")
+    sha256: str = _f(STR, required=True, doc="sha256 of code (utf-8)")
+    op_type: str = _f(STR)
+    supported_precisions: list = _f(LIST_STR, [])
+    hardware_required: list = _f(LIST_STR, [])
+    gpus: list = _f(LIST_STR, [], doc="GPU targets the problem is swept on")
+    init_args: str = _f(STR, "[]", doc="JSON list of get_init_inputs() values")
+    inputs: list = _f(pa.list_(TENSOR_SPEC), [])
+    outputs: list = _f(pa.list_(OUTPUT_SPEC), [])
+    flops: int = _f(I64, doc="FlopCounterMode total of one forward on meta; null when meta cannot run it")
+    min_bytes: int = _f(I64, doc="bytes of inputs + outputs + state_dict tensors")
+    metadata: str = _f(STR, "{}", doc="JSON of the module's metadata constants (OP_TYPE, ..., KNOWN_ISSUE)")
+    known_issue: str = _f(STR, doc="an upstream defect the problem reproduces on purpose")
+    quirks: list = _f(LIST_STR, [], doc="facts of the set that matter to grading (dropout in forward, ...)")
+    requires: list = _f(LIST_STR, [], doc="optional extras or hardware features needed to run the reference")
+    degenerate: bool = _f(BOOL, doc="output nearly constant or nearly equal to an input")
+    degenerate_reason: str = _f(STR)
+    rules: dict = _f(RULES, doc="the grading rules of the problem's suite")
+    schema_version: str = _f(STR, SCHEMA_VERSION)
+
+
+@dataclass
+class Baseline(Record):
+    """One timing of a problem's reference on one GPU and software stack."""
+
+    problem_id: str = _f(STR, required=True)
+    suite: str = _f(STR, required=True, enum=SUITES)
+    gpu: str = _f(STR, required=True, doc="canonical GPU key, e.g. H200")
+    gpu_name: str = _f(STR, doc="as the driver reports it")
+    status: str = _f(STR, "ok", enum=("ok", "error"), doc="error: the reference failed to run or compile")
+    error: str = _f(STR)
+    eager_ms: float = _f(F64)
+    eager_p10_ms: float = _f(F64)
+    eager_p90_ms: float = _f(F64)
+    compile_ms: float = _f(F64, doc="torch.compile(mode='reduce-overhead')")
+    compile_p10_ms: float = _f(F64)
+    compile_p90_ms: float = _f(F64)
+    compile_error: str = _f(STR)
+    baseline_ms: float = _f(F64)
+    baseline_type: str = _f(STR, enum=BASELINE_TYPES)
+    p10_ms: float = _f(F64, doc="spread of the chosen baseline")
+    p90_ms: float = _f(F64)
+    n_trials: int = _f(I64)
+    level: int = _f(I64)
+    problem: str = _f(STR, doc="upstream file name with .py")
+    problem_sha256: str = _f(STR)
+    torch_version: str = _f(STR)
+    cuda_version: str = _f(STR)
+    triton_version: str = _f(STR)
+    driver_version: str = _f(STR)
+    harness_version: str = _f(STR)
+    problems_revision: str = _f(STR)
+    measured_at: str = _f(STR, doc="ISO-8601 UTC")
+    source: str = _f(STR, "measured", enum=BASELINE_SOURCES)
+    n_records: int = _f(I64, doc="derived rows: how many correct run records the median is over")
+    schema_version: str = _f(STR, SCHEMA_VERSION)
+
+
+UPSTREAM_RUN_COLUMNS = (
+    "model", "gpu", "level", "problem", "compiled", "correct", "speedup", "ref_ms", "sol_ms", "turns",
+    "total_tokens", "estimated_cost_usd", "op_type", "baseline_type", "precision_used", "run_dir",
+    "solution_link", "baseline_link",
+)
+
+
+@dataclass
+class RunRecord(Record):
+    """One graded submission. The first 18 fields are upstream KernelBench-v3's runs table, same names and meanings."""
+
+    model: str = _f(STR, doc="who wrote the submission")
+    gpu: str = _f(STR, doc="canonical GPU key")
+    level: int = _f(I64)
+    problem: str = _f(STR, doc="problem file name with .py, as upstream")
+    compiled: bool = _f(BOOL)
+    correct: bool = _f(BOOL)
+    speedup: float = _f(F64, doc="ref_ms / sol_ms; null unless correct")
+    ref_ms: float = _f(F64, doc="baseline median")
+    sol_ms: float = _f(F64, doc="submission median")
+    turns: int = _f(I64)
+    total_tokens: int = _f(I64)
+    estimated_cost_usd: float = _f(F64)
+    op_type: str = _f(STR)
+    baseline_type: str = _f(STR, enum=BASELINE_TYPES)
+    precision_used: str = _f(STR)
+    run_dir: str = _f(STR)
+    solution_link: str = _f(STR)
+    baseline_link: str = _f(STR)
+    # kb-data fields
+    record_id: str = _f(STR, required=True, doc="stable id: re-importing or re-publishing adds nothing")
+    schema_version: str = _f(STR, SCHEMA_VERSION)
+    source: str = _f(STR, "local", enum=RECORD_SOURCES)
+    suite: str = _f(STR, enum=SUITES)
+    problem_id: str = _f(STR)
+    problems_revision: str = _f(STR)
+    problem_sha256: str = _f(STR)
+    status: str = _f(STR, enum=STATUSES)
+    error: str = _f(STR)
+    max_abs_err: float = _f(F64)
+    max_rel_err: float = _f(F64)
+    atol: float = _f(F64)
+    rtol: float = _f(F64)
+    seeds: list = _f(LIST_I64)
+    sol_p10_ms: float = _f(F64)
+    sol_p90_ms: float = _f(F64)
+    n_trials: int = _f(I64)
+    baseline_source: str = _f(STR, enum=BASELINE_SOURCES)
+    eager_ms: float = _f(F64)
+    compile_ms: float = _f(F64)
+    flags: list = _f(LIST_STR, enum=FLAGS)
+    flag_details: str = _f(STR, doc="JSON: evidence behind each flag")
+    solution_sha256: str = _f(STR)
+    solution_code: str = _f(STR)
+    gpu_name: str = _f(STR)
+    device_index: int = _f(I64, doc="which local GPU graded it")
+    host: str = _f(STR)
+    torch_version: str = _f(STR)
+    cuda_version: str = _f(STR)
+    triton_version: str = _f(STR)
+    driver_version: str = _f(STR)
+    harness_version: str = _f(STR)
+    created_at: str = _f(STR, doc="ISO-8601 UTC")
+
+
+RECORD_TYPES = {"problem": Problem, "baseline": Baseline, "run": RunRecord}
+
+
+def to_table(records: Iterable[Record], record_type: type[Record] | None = None) -> pa.Table:
+    """Records (or row dicts, with record_type) to a pyarrow table with the type's schema."""
+    rows, cls = [], record_type
+    for rec in records:
+        if isinstance(rec, Record):
+            cls = cls or type(rec)
+            rows.append(rec.to_row())
+        else:
+            rows.append(rec)
+    if cls is None:
+        raise SchemaError("to_table: no records and no record_type")
+    return pa.Table.from_pylist([_clean_floats(r) for r in rows], schema=cls.arrow_schema())
+
+
+def from_table(table: pa.Table, record_type: type[Record]) -> list:
+    return [record_type.from_row(r, where=f"row {i}: ") for i, r in enumerate(table.to_pylist())]
+
+
+def _clean_floats(row: dict) -> dict:
+    # NaN is not a value anywhere in these schemas: a missing number is null.
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+def schema_markdown(record_type: type[Record]) -> str:
+    """A Markdown table of a record type's fields (used in dataset cards)."""
+    lines = ["| field | type | meaning |", "|---|---|---|"]
+    for f in record_type.fields():
+        doc = f.metadata["doc"]
+        if f.metadata["enum"]:
+            doc = (doc + "; " if doc else "") + "one of " + ", ".join(f"`{e}`" for e in f.metadata["enum"])
+        lines.append(f"| `{f.name}` | {f.metadata['arrow']} | {doc} |")
+    return "\n".join(lines)
