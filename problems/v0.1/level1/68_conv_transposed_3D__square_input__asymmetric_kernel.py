@@ -1,0 +1,34 @@
+"""ConvTranspose3d 32 -> 64, kernel (3, 5, 5), no bias, on a cubic input."""
+import torch
+import torch.nn as nn
+
+batch_size = 16
+in_channels = 32
+out_channels = 64
+kernel_depth = 3
+kernel_width = 5
+kernel_height = 5
+depth = 64
+width = 64
+height = 64
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = False):
+        super().__init__()
+        self.conv_transpose3d = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride,
+                                                   padding=padding, output_padding=output_padding, groups=groups,
+                                                   bias=bias)
+
+    def forward(self, x):
+        return self.conv_transpose3d(x)
+
+
+def get_inputs():
+    x = torch.rand(batch_size, in_channels, depth, width, height)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, (kernel_depth, kernel_width, kernel_height)]

@@ -1,0 +1,25 @@
+"""Inclusive cumulative sum along dim 1."""
+import torch
+import torch.nn as nn
+
+batch_size = 32768
+input_shape = (32768,)
+dim = 1
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=self.dim)
+
+
+def get_inputs():
+    x = torch.rand(batch_size, *input_shape)
+    return [x]
+
+
+def get_init_inputs():
+    return [dim]

@@ -1,0 +1,34 @@
+"""ConvTranspose3d, softmax over channels, then sigmoid."""
+import torch
+import torch.nn as nn
+
+batch_size = 16
+in_channels = 32
+out_channels = 64
+D, H, W = 16, 32, 32
+kernel_size = 3
+stride = 2
+padding = 1
+output_padding = 1
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, bias=True):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride,
+                                                 padding=padding, output_padding=output_padding, bias=bias)
+        self.softmax = nn.Softmax(dim=1)
+        self.sigmoid = nn.Sigmoid()
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = self.softmax(x)
+        return self.sigmoid(x)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, D, H, W)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, output_padding]

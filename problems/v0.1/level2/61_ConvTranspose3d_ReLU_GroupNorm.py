@@ -1,0 +1,32 @@
+"""Bias-free ConvTranspose3d, ReLU, then GroupNorm."""
+import torch
+import torch.nn as nn
+
+batch_size = 16
+in_channels = 64
+out_channels = 128
+D, H, W = 32, 32, 32
+kernel_size = 3
+groups = 8
+bias = False
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, groups, bias=False):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, bias=bias)
+        self.relu = nn.ReLU()
+        self.group_norm = nn.GroupNorm(num_groups=groups, num_channels=out_channels)
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = self.relu(x)
+        return self.group_norm(x)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, D, H, W)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, groups, bias]

@@ -1,0 +1,31 @@
+"""Conv2d, AvgPool2d, sigmoid, then sum over all non-batch dims."""
+import torch
+import torch.nn as nn
+
+batch_size = 128
+in_channels = 8
+out_channels = 64
+height = width = 384
+kernel_size = 3
+pool_kernel_size = 4
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, pool_kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.avg_pool = nn.AvgPool2d(pool_kernel_size)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.avg_pool(x)
+        x = torch.sigmoid(x)
+        return torch.sum(x, dim=[1, 2, 3])
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, pool_kernel_size]
