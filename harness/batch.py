@@ -1,0 +1,190 @@
+"""Grade many submissions: one worker per GPU (or Ray tasks), records written as they finish, resumable.
+
+A batch is a folder (`<problem>.py` files, or `<problem>/solution.py`) or a manifest
+(JSONL rows `{"problem": ..., "submission": ..., "model": ...}`). Records are appended to
+`<out>/records.jsonl` one line at a time (flushed and fsynced), so an interrupted batch
+resumes where it stopped: a (problem, solution hash, model) already in the file is skipped.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kb_data.problems import ProblemError, ProblemSet
+from kb_data.schema import RunRecord, to_table
+from kb_data.harness.baselines import BaselineIndex
+from kb_data.harness.grade import Options, grade
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    problem: str          # id, name or file name
+    submission: str       # path of the submission file
+    model: str | None = None
+
+
+def discover(batch: str | Path) -> list[BatchJob]:
+    batch = Path(batch)
+    if batch.is_file():
+        jobs = []
+        for n, line in enumerate(batch.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                sub = Path(row["submission"])
+                jobs.append(BatchJob(row["problem"], str(sub if sub.is_absolute() else batch.parent / sub), row.get("model")))
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ValueError(f"{batch}:{n}: a manifest row needs 'problem' and 'submission' ({e})") from None
+        return jobs
+    if not batch.is_dir():
+        raise FileNotFoundError(f"{batch}: no such batch folder or manifest")
+    jobs = [BatchJob(p.stem, str(p)) for p in sorted(batch.glob("*.py"))]
+    jobs += [BatchJob(p.parent.name, str(p)) for p in sorted(batch.glob("*/solution.py"))]
+    return jobs
+
+
+def visible_devices(workers: str | int | None) -> list[str]:
+    import torch
+
+    n_gpu = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if workers in (None, "auto"):
+        return [f"cuda:{i}" for i in range(n_gpu)] or ["cpu"]
+    n = int(workers)
+    if n_gpu:
+        return [f"cuda:{i % n_gpu}" for i in range(n)]
+    return ["cpu"] * n
+
+
+def _key(problem_id: str, sol_sha: str, model: str | None) -> str:
+    return f"{problem_id}|{sol_sha}|{model or ''}"
+
+
+class RecordSink:
+    """Append-only JSONL of records; the set of finished keys makes a batch resumable."""
+
+    def __init__(self, out_dir: Path):
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "records.jsonl"
+        self.baselines_path = self.dir / "baselines.jsonl"
+        self.lock = threading.Lock()
+        self.done: set[str] = set()
+        if self.path.exists():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by a crash mid-write; its job runs again
+                self.done.add(_key(r["problem_id"], r["solution_sha256"], r.get("model")))
+
+    def _append(self, path: Path, row: dict) -> None:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def add(self, rec: RunRecord, baseline=None) -> None:
+        with self.lock:
+            self._append(self.path, rec.to_row())
+            if baseline is not None:
+                self._append(self.baselines_path, baseline.to_row())
+            self.done.add(_key(rec.problem_id, rec.solution_sha256, rec.model))
+
+    def records(self) -> list[RunRecord]:
+        rows = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(RunRecord.from_row(json.loads(line)))
+            except (json.JSONDecodeError, ValueError):
+                continue
+        return rows
+
+    def write_parquet(self) -> Path:
+        import pyarrow.parquet as pq
+
+        out = self.dir / "records.parquet"
+        tmp = out.with_suffix(".parquet.tmp")
+        pq.write_table(to_table(self.records(), RunRecord), tmp)
+        os.replace(tmp, out)
+        return out
+
+
+def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
+    """(job, problem, code, model) for every job not finished yet; unresolvable ones become records."""
+    todo = []
+    for job in jobs:
+        model = job.model or options.model
+        try:
+            code = Path(job.submission).read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            print(f"skip {job.submission}: {e}")
+            continue
+        try:
+            problem = ps.load(job.problem, suite)
+        except ProblemError as e:
+            print(f"skip {job.submission}: {e}")
+            continue
+        sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
+        if _key(problem.problem_id, sha, model) in sink.done:
+            continue
+        todo.append((job, problem, code, model))
+    return todo
+
+
+def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Options | None = None,
+              workers="auto", baselines: BaselineIndex | None = None, use_ray: bool = False,
+              ray_address: str | None = None, progress: bool = True) -> RecordSink:
+    options = options or Options()
+    jobs = discover(batch)
+    sink = RecordSink(out_dir)
+    ps = ProblemSet(problems_root)
+    todo = _resolved(jobs, ps, suite, sink, options)
+    bar = _progress(len(todo), progress, skipped=len(jobs) - len(todo))
+    if use_ray:
+        from kb_data.harness.ray_backend import run_on_ray
+
+        for rec, base in run_on_ray(todo, options, baselines, address=ray_address):
+            sink.add(rec, base)
+            bar.update(1)
+    else:
+        run_pool(todo, visible_devices(workers), options, baselines, lambda rec, base: (sink.add(rec, base), bar.update(1)))
+    bar.close()
+    if sink.path.exists():
+        sink.write_parquet()
+    return sink
+
+
+def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -> None:
+    """One thread per device, each grading jobs from a shared queue in isolated children."""
+    q: queue.Queue = queue.Queue()
+    for item in todo:
+        q.put(item)
+
+    def worker(device: str):
+        opt = replace(options, device=device)
+        while True:
+            try:
+                job, problem, code, model = q.get_nowait()
+            except queue.Empty:
+                return
+            rec, base = grade(problem, code, name=job.submission, options=replace(opt, model=model),
+                              baselines=baselines)
+            on_record(rec, base)
+
+    threads = [threading.Thread(target=worker, args=(d,), daemon=True) for d in devices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _progress(total: int, enabled: bool, skipped: int = 0):
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, unit="sub", desc="grading" + (f" ({skipped} done before)" if skipped else ""))

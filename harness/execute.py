@@ -1,0 +1,687 @@
+"""The dangerous part: runs a submission inside an isolated worker process.
+
+Everything in this module executes untrusted code (the submission) and must only ever be
+called in a child process started by `kb_data.harness.worker`. It builds the reference and
+the candidate, checks correctness over the rule's seeds plus a secret one, times the
+candidate with re-checked outputs, and gathers the evidence behind every anomaly flag. It
+returns a plain dict; the parent turns it into a RunRecord.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import re
+import threading
+import traceback
+import types
+
+import torch
+
+from kb_data.harness import timing
+from kb_data.problems import exec_problem_code, ProblemError
+from kb_data.rules import baseline_choice, precision_class, tolerance
+
+# Aten ops heavy enough that calling them from a candidate means the framework did the work.
+HEAVY_OPS = {
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear", "aten::addmv",
+    "aten::mv", "aten::dot", "aten::einsum", "aten::convolution", "aten::_convolution", "aten::conv1d",
+    "aten::conv2d", "aten::conv3d", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+    "aten::cudnn_convolution", "aten::mkldnn_convolution", "aten::scaled_dot_product_attention",
+    "aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention",
+    "aten::_scaled_dot_product_cudnn_attention", "aten::_flash_attention_forward", "aten::native_layer_norm",
+    "aten::layer_norm", "aten::native_group_norm", "aten::group_norm", "aten::native_batch_norm", "aten::batch_norm",
+    "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training", "aten::cudnn_batch_norm",
+    "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax", "aten::_scaled_mm",
+    "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices", "aten::avg_pool2d", "aten::avg_pool3d",
+    "aten::cross_entropy_loss", "aten::nll_loss_forward", "aten::rms_norm", "aten::_fused_rms_norm",
+    "aten::instance_norm", "aten::_fft_c2c", "aten::_fft_r2c", "aten::cumsum", "aten::sort", "aten::topk",
+    "aten::upsample_bicubic2d", "aten::upsample_bilinear2d", "aten::_embedding_bag", "aten::gelu", "aten::silu",
+}
+# Kernels that come from the framework or its libraries (cuBLAS, cuDNN, CUTLASS, torch.compile's Triton).
+FRAMEWORK_KERNEL_RE = re.compile(
+    r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|sgemm|hgemm|gemv2|gemmSN|gemmk1|splitKreduce|"
+    r"implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|flash_fwd|fmha|pytorch_flash|"
+    r"triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|elementwise_kernel|reduce_kernel|CatArrayBatchedCopy|"
+    r"cutensor|cusparse|curand|indexSelect|gatherTopK|radixSort|bitonicSort|^void \(anonymous namespace\)::",
+    re.I)
+REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
+PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}
+PRECISION_FACTOR = 20.0
+CONSTANT_REL = 1e-6
+_TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__  # captured before any submission loads
+
+
+class Stage(Exception):
+    """Ends the run early with a status and a message."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def execute(job: dict) -> dict:
+    """Grade one submission; never raises (every failure becomes a status)."""
+    res = {"status": None, "error": None, "compiled": False, "correct": False, "flags": [], "flag_details": {},
+           "seeds": None, "versions": versions()}
+    try:
+        _execute(job, res)
+    except Stage as s:
+        res["status"], res["error"] = s.status, s.message
+    except torch.cuda.OutOfMemoryError as e:
+        res["status"], res["error"] = "runtime_error", f"CUDA out of memory: {str(e).splitlines()[0]}"
+    except Exception as e:  # a harness-side failure caused by the submission's state
+        res["status"], res["error"] = "runtime_error", f"{type(e).__name__}: {e}\n{_short_tb()}"
+    if res["status"] is None:
+        res["status"] = "ok"
+    res["flags"] = sorted(set(res["flags"]))
+    return res
+
+
+def _flag(res: dict, name: str, detail) -> None:
+    res["flags"].append(name)
+    res["flag_details"].setdefault(name, detail)
+
+
+def _short_tb(limit: int = 6) -> str:
+    return "".join(traceback.format_exc(limit=-limit).splitlines(True)[-2 * limit:])
+
+
+def versions() -> dict:
+    v = {"torch_version": torch.__version__, "cuda_version": torch.version.cuda, "triton_version": None,
+         "driver_version": None}
+    try:
+        import triton
+
+        v["triton_version"] = triton.__version__
+    except Exception:
+        pass
+    return v
+
+
+def _driver_version() -> str | None:
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL("libcuda.so.1")
+        ver = ctypes.c_int()
+        if lib.cuDriverGetVersion(ctypes.byref(ctypes.c_int(0))) is not None:
+            lib.cuDriverGetVersion(ctypes.byref(ver))
+            return f"{ver.value // 1000}.{(ver.value % 1000) // 10}"
+    except Exception:
+        return None
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Building
+
+def _to_device(x, device):
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    return x
+
+
+def make_inputs(mod, seed: int, device) -> list:
+    torch.manual_seed(seed)
+    return [_to_device(x, device) for x in mod.get_inputs()]
+
+
+def clone_inputs(inputs: list) -> list:
+    return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in inputs]
+
+
+def _mode(model, rules):
+    if rules["model_mode"] == "eval":
+        model.eval()
+    return model
+
+
+def build_reference(mod, rules: dict, device, init_seed: int):
+    torch.manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
+    return _mode(mod.Model(*mod.get_init_inputs()).to(device), rules)
+
+
+def load_submission(code: str, name: str):
+    sha = hashlib.sha256(code.encode()).hexdigest()
+    mod = types.ModuleType(f"kb_submission_{sha[:16]}")
+    mod.__file__ = name
+    import sys
+
+    sys.modules[mod.__name__] = mod
+    try:
+        exec(compile(code, name, "exec"), mod.__dict__)
+    except SyntaxError as e:
+        raise Stage("compile_error", f"{name}: syntax error at line {e.lineno}: {e.msg}")
+    except BaseException as e:  # includes load_inline build failures and SystemExit
+        raise Stage("compile_error", f"{name}: importing the submission raised {type(e).__name__}: {_first_lines(e)}")
+    return mod
+
+
+def _first_lines(e: BaseException, n: int = 12) -> str:
+    lines = str(e).strip().splitlines()
+    return "\n".join(lines[:n] + (["..."] if len(lines) > n else []))
+
+
+def candidate_class(sub, rules: dict):
+    names = [rules["candidate_class"]] + [n for n in ("ModelNew", "Model") if n != rules["candidate_class"]]
+    for n in names:
+        cls = getattr(sub, n, None)
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+            return cls
+    raise Stage("compile_error", f"the submission defines no nn.Module class {rules['candidate_class']} (looked for {', '.join(names)})")
+
+
+def build_candidate(cls, mod, rules: dict, device, ref):
+    try:
+        if rules["weights"] == "same_seed":
+            torch.manual_seed(rules["seeds"][0])
+        cand = cls(*mod.get_init_inputs())
+        cand = cand.to(device)
+        if rules["weights"] == "load_state_dict":
+            cand.load_state_dict(ref.state_dict(), strict=False)
+    except Stage:
+        raise
+    except BaseException as e:
+        raise Stage("compile_error", f"constructing the candidate raised {type(e).__name__}: {_first_lines(e)}")
+    return _mode(cand, rules)
+
+
+# ---------------------------------------------------------------------------
+# Comparing
+
+def _outputs(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def check_output_type(out) -> str | None:
+    """A plain tensor (or tuple of them) is required; subclasses can defer or fake the work."""
+    for o in _outputs(out):
+        if type(o) is not torch.Tensor and isinstance(o, torch.Tensor):
+            return f"output is a tensor subclass {type(o).__module__}.{type(o).__qualname__}"
+        if isinstance(o, torch.Tensor) and getattr(torch.Tensor.__torch_function__, "__func__", None) is not _TORCH_FUNCTION:
+            return "torch.Tensor.__torch_function__ was replaced"
+    return None
+
+
+def compare(ref_out, cand_out, rules: dict, atol: float, rtol: float) -> tuple[bool, str | None, float, float]:
+    """(passed, why not, max_abs_err, max_rel_err) under the suite's check."""
+    refs, cands = _outputs(ref_out), _outputs(cand_out)
+    if len(refs) != len(cands):
+        return False, f"returned {len(cands)} outputs, expected {len(refs)}", math.inf, math.inf
+    worst_abs, worst_rel = 0.0, 0.0
+    for k, (r, c) in enumerate(zip(refs, cands)):
+        where = f"output {k}: " if len(refs) > 1 else ""
+        if not isinstance(c, torch.Tensor):
+            return False, f"{where}expected a tensor, got {type(c).__name__}", math.inf, math.inf
+        if not isinstance(r, torch.Tensor):
+            continue
+        if tuple(c.shape) != tuple(r.shape):
+            return False, f"{where}shape {tuple(c.shape)}, expected {tuple(r.shape)}", math.inf, math.inf
+        if c.device != r.device:
+            return False, f"{where}on {c.device}, expected {r.device}", math.inf, math.inf
+        rf, cf = r.detach().float(), c.detach().float()
+        ref_finite = bool(torch.isfinite(rf).all())
+        cand_finite = bool(torch.isfinite(cf).all())
+        if rules["require_finite"] and not ref_finite:
+            return False, f"{where}the reference output has NaN/Inf: the problem cannot be graded", math.nan, math.nan
+        if rules["require_finite"] and not cand_finite:
+            return False, f"{where}output has NaN/Inf", math.inf, math.inf
+        if rf.numel() == 0:
+            continue
+        diff = (rf - cf).abs()
+        if not rules["require_finite"]:
+            both_nan = torch.isnan(rf) & torch.isnan(cf)
+            same_inf = torch.isinf(rf) & (rf == cf)
+            diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
+            diff = torch.nan_to_num(diff, nan=math.inf)
+        max_abs = float(diff.max())
+        ref_max = float(rf[torch.isfinite(rf)].abs().max()) if ref_finite or bool(torch.isfinite(rf).any()) else 0.0
+        max_rel = float((diff / rf.abs().clamp_min(1e-8)).max()) if max_abs > 0 else 0.0
+        worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
+        if rules["check"] == "allclose":
+            ok = bool(torch.allclose(cf, rf, atol=atol, rtol=rtol, equal_nan=True))
+            if not ok:
+                return False, f"{where}not allclose (atol={atol}, rtol={rtol}): max abs err {max_abs:.3g}", worst_abs, worst_rel
+        else:
+            bound = atol + rtol * ref_max
+            if not max_abs < bound:
+                return False, f"{where}max|ref-sol| = {max_abs:.4g} >= atol + rtol*max|ref| = {bound:.4g}", worst_abs, worst_rel
+    return True, None, worst_abs, worst_rel
+
+
+def _storages(xs) -> list[tuple[int, int]]:
+    spans = []
+    for x in xs:
+        if isinstance(x, torch.Tensor) and x.numel() > 0:
+            st = x.untyped_storage()
+            spans.append((st.data_ptr(), st.data_ptr() + st.nbytes()))
+    return spans
+
+
+def _overlaps(a: tuple[int, int], spans: list) -> bool:
+    return any(a[0] < hi and lo < a[1] for lo, hi in spans)
+
+
+def _sample(t: torch.Tensor, n: int = 65536) -> torch.Tensor:
+    flat = t.detach().reshape(-1)
+    if flat.numel() > n:
+        flat = flat[:: max(1, flat.numel() // n)][:n]
+    return flat.float().cpu()
+
+
+# ---------------------------------------------------------------------------
+# The pipeline
+
+def _execute(job: dict, res: dict) -> None:
+    rules, device = job["rules"], torch.device(job["device"])
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        res["gpu_name"] = torch.cuda.get_device_name(device)
+        res["versions"]["driver_version"] = _driver_version()
+        torch.backends.cuda.matmul.allow_tf32 = False  # the references are true fp32
+        torch.backends.cudnn.allow_tf32 = False
+    surface = timing.snapshot_surface(_harness_surface())
+
+    try:
+        mod = exec_problem_code(job["problem_code"], job["problem_id"])
+    except ProblemError as e:
+        raise Stage("runtime_error", f"the problem failed to load: {e}")
+    first = [x for x in mod.get_inputs() if isinstance(x, torch.Tensor)]
+    precision = precision_class(str(first[0].dtype) if first else None, rules)
+    atol, rtol = tolerance(rules, precision)
+    res.update(precision_used=precision, atol=atol, rtol=rtol)
+    init_seed = job.get("init_seed", 0)
+    try:
+        ref = build_reference(mod, rules, device, init_seed)
+    except Exception as e:
+        raise Stage("runtime_error", f"the reference failed to build: {type(e).__name__}: {_first_lines(e)}")
+
+    if job.get("measure_baseline"):
+        res["baseline"] = measure_baseline(mod, ref, rules, device, job)
+    if job.get("baseline_only"):
+        return
+
+    sub = load_submission(job["submission_code"], job.get("submission_name", "submission.py"))
+    cls = candidate_class(sub, rules)
+    cand = build_candidate(cls, mod, rules, device, ref)
+    res["compiled"] = True
+    tampered = timing.timer_surface_changes(surface)
+    if tampered:
+        _flag(res, "timer_tampered", f"replaced while importing/constructing: {', '.join(tampered)}")
+
+    seeds = list(rules["seeds"]) + ([job["secret_seed"]] if rules["secret_seed"] and job.get("secret_seed") else [])
+    res["seeds"] = seeds
+    ctx = {"ref_ptrs": set(), "samples": []}
+    ok = check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx)
+    if not ok:
+        return
+    res["correct"] = True
+
+    timed = time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job)
+    res.update(sol_ms=timed.median_ms, sol_p10_ms=timed.p10_ms, sol_p90_ms=timed.p90_ms, n_trials=len(timed.times_ms))
+
+    dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx, job)
+    tampered = timing.timer_surface_changes(surface)
+    if tampered:
+        _flag(res, "timer_tampered", f"replaced during forward: {', '.join(tampered)}")
+
+
+def _harness_surface() -> dict:
+    """The harness's own functions, so that patching them is seen like patching a timer."""
+    import kb_data.harness.execute as me
+
+    names = ["compare", "check_output_type", "make_inputs", "time_candidate", "check_correctness", "dynamic_checks"]
+    out = {f"harness.{n}": (me, n) for n in names}
+    out.update({f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record")})
+    out["harness.timing.Timer.run"] = (timing.Timer, "run")
+    return out
+
+
+def _call(model, inputs, seed: int, what: str):
+    torch.manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
+    try:
+        with torch.no_grad():
+            return model(*inputs)
+    except torch.cuda.OutOfMemoryError:
+        raise
+    except Exception as e:
+        raise Stage("runtime_error", f"{what} forward raised {type(e).__name__}: {_first_lines(e)}")
+
+
+def check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx) -> bool:
+    worst_abs, worst_rel, public_ok = 0.0, 0.0, True
+    for i, seed in enumerate(seeds):
+        secret = i >= len(rules["seeds"])
+        inputs = make_inputs(mod, seed, device)
+        ref_inputs = clone_inputs(inputs)  # untouched copy: the candidate cannot pre-write the reference's inputs
+        in_spans = _storages(inputs)
+        out = _call(cand, inputs, seed, "the candidate")
+        timing.synchronize(device)
+        why = check_output_type(out)
+        if why:
+            _flag(res, "lazy_output", why)
+            raise Stage("rejected", why)
+        for o in _outputs(out):
+            if isinstance(o, torch.Tensor) and o.numel():
+                span = _storages([o])[0]
+                if _overlaps(span, in_spans):
+                    _flag(res, "output_aliases_input", f"seed {seed}: the output shares storage with an input")
+                if span[0] in ctx["ref_ptrs"]:
+                    _flag(res, "output_reused_memory", f"seed {seed}: the output lives where an earlier reference output was freed")
+        ref_out = _call(ref, ref_inputs, seed, "the reference")
+        timing.synchronize(device)
+        for o in _outputs(ref_out):
+            if isinstance(o, torch.Tensor) and o.numel():
+                ctx["ref_ptrs"].add(o.untyped_storage().data_ptr())
+        passed, why, a, r = compare(ref_out, out, rules, atol, rtol)
+        worst_abs, worst_rel = max(worst_abs, a), max(worst_rel, r)
+        res.update(max_abs_err=worst_abs, max_rel_err=worst_rel)
+        if not passed:
+            if "cannot be graded" in (why or ""):
+                raise Stage("runtime_error", why)
+            if secret and public_ok:
+                _flag(res, "stale_output", f"correct on the published seeds {rules['seeds']}, wrong on a secret seed: {why}")
+                res["status"], res["error"] = "rejected", f"wrong on a secret seed only: {why}"
+            else:
+                res["status"], res["error"] = "incorrect", f"seed {seed}: {why}"
+            return False
+        if i == 0 and rules["require_bitwise_repeat"]:
+            again = _call(cand, clone_inputs(ref_inputs), seed, "the candidate")
+            if not all(torch.equal(x, y) for x, y in zip(_outputs(out), _outputs(again)) if isinstance(x, torch.Tensor)):
+                _flag(res, "nondeterministic", f"seed {seed}: two runs on equal inputs differ bitwise")
+        ctx["samples"].append((seed, [_sample(o) for o in _outputs(out) if isinstance(o, torch.Tensor)],
+                               [_sample(o) for o in _outputs(ref_out) if isinstance(o, torch.Tensor)],
+                               [_sample(x) for x in inputs if isinstance(x, torch.Tensor)]))
+        if i == 0:
+            ctx["first_inputs"], ctx["first_out"], ctx["first_ref"] = ref_inputs, out, ref_out
+        del out, ref_out
+    return True
+
+
+def _input_sets(mod, rules, device, job) -> list:
+    k = job.get("timing_sets", 3)
+    base = rules["timing_seed"]
+    return [make_inputs(mod, base + j, device) for j in range(k)]
+
+
+def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timing.Timing:
+    """Median over the rule's trials. Each call gets other values in the same buffers, and its output is
+    re-checked against the reference for those values: cached or replayed outputs fail."""
+    sets = _input_sets(mod, rules, device, job)
+    seeds = [rules["timing_seed"] + j for j in range(len(sets))]
+    ref_outs = [_call(ref, clone_inputs(s), sd, "the reference") for s, sd in zip(sets, seeds)]
+    again = _call(ref, clone_inputs(sets[0]), seeds[0], "the reference")
+    recheck = compare(ref_outs[0], again, rules, atol, rtol)[0]  # a stateful reference cannot be re-checked
+    del again
+    if not recheck:
+        res["flag_details"]["recheck_skipped"] = "the reference itself is not repeatable (stateful forward)"
+    work = clone_inputs(sets[0])
+    stale = []
+
+    def prepare(i):
+        k = i % len(sets)
+        for w, s in zip(work, sets[k]):
+            if isinstance(w, torch.Tensor):
+                w.copy_(s)
+        torch.manual_seed(seeds[k])
+
+    def call(i):
+        with torch.no_grad():
+            return cand(*work)
+
+    def check(i, out):
+        if recheck and not stale:
+            ok, why, _, _ = compare(ref_outs[i % len(sets)], out, rules, atol, rtol)
+            if not ok:
+                stale.append(f"timed call {i}: {why}")
+
+    timer = timing.Timer(device, l2_flush=rules["l2_flush"])
+    try:
+        t = timer.run(call, warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
+                      prepare=prepare, check=check)
+    except Stage:
+        raise
+    except torch.cuda.OutOfMemoryError:
+        raise
+    except Exception as e:
+        raise Stage("runtime_error", f"the candidate raised while being timed: {type(e).__name__}: {_first_lines(e)}")
+    if stale:
+        _flag(res, "stale_output", f"an output did not match its call's inputs ({stale[0]})")
+    return t
+
+
+def measure_baseline(mod, ref, rules, device, job) -> dict:
+    """Time the reference eagerly and, where the rules use it, under torch.compile."""
+    sets = _input_sets(mod, rules, device, job)
+    work = clone_inputs(sets[0])
+    seeds = [rules["timing_seed"] + j for j in range(len(sets))]
+
+    def prepare(i):
+        k = i % len(sets)
+        for w, s in zip(work, sets[k]):
+            if isinstance(w, torch.Tensor):
+                w.copy_(s)
+        torch.manual_seed(seeds[k])
+
+    def timed(model):
+        def call(i):
+            with torch.no_grad():
+                return model(*work)
+        t = timing.Timer(device, l2_flush=rules["l2_flush"]).run(
+            call, warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]), prepare=prepare)
+        return t
+
+    out = {"eager_ms": None, "compile_ms": None, "compile_error": None}
+    try:
+        t = timed(ref)
+        out.update(eager_ms=t.median_ms, eager_p10_ms=t.p10_ms, eager_p90_ms=t.p90_ms, n_trials=len(t.times_ms))
+    except Exception as e:
+        out["error"] = f"the reference failed: {type(e).__name__}: {_first_lines(e, 4)}"
+        return out
+    if job.get("compile_baseline", rules["baseline"] == "compile_if_faster"):
+        try:
+            compiled = torch.compile(ref, mode=rules["compile_mode"])
+            t = timed(compiled)
+            out.update(compile_ms=t.median_ms, compile_p10_ms=t.p10_ms, compile_p90_ms=t.p90_ms)
+        except Exception as e:
+            out["compile_error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"
+    kind, ms = baseline_choice(rules, out["eager_ms"], out["compile_ms"])
+    out.update(baseline_type=kind, baseline_ms=ms)
+    pre = "compile" if kind == "torch_compile" else "eager"
+    out.update(p10_ms=out.get(f"{pre}_p10_ms"), p90_ms=out.get(f"{pre}_p90_ms"))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Dynamic anti-cheat checks (run once the candidate is known to be correct)
+
+def dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx, job) -> None:
+    inputs = ctx["first_inputs"]
+    seed = rules["seeds"][0]
+    if job.get("require_custom_kernel", True):
+        profile_checks(ref, cand, inputs, seed, device, precision, res)
+    side_stream_check(cand, inputs, seed, device, res)
+    constant_check(res, ctx, atol, rtol)
+    degenerate_checks(mod, ref, cand, rules, device, atol, rtol, res, ctx)
+    if job.get("check_fp64", True) and precision in PRECISION_FLOOR:
+        precision_check(ref, cand, inputs, seed, device, precision, res)
+    weights_check(mod, ref, cand, rules, device, atol, rtol, res)
+
+
+def _profile(model, inputs, seed, device):
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=acts) as prof:
+        _call(model, clone_inputs(inputs), seed, "profiled")
+        timing.synchronize(device)
+    ops, kernels = set(), set()
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            kernels.add(e.name)
+        elif e.name.startswith("aten::"):
+            ops.add(e.name)
+    return ops, kernels
+
+
+def profile_checks(ref, cand, inputs, seed, device, precision, res) -> None:
+    ref_ops, _ = _profile(ref, inputs, seed, device)
+    cand_ops, cand_kernels = _profile(cand, inputs, seed, device)
+    heavy = sorted((ref_ops & HEAVY_OPS) & cand_ops)
+    if heavy:
+        _flag(res, "calls_reference_ops", f"the candidate runs the reference's heavy ops: {', '.join(heavy)}")
+    if device.type == "cuda":
+        custom = sorted(k for k in cand_kernels if not FRAMEWORK_KERNEL_RE.search(k))
+        res["flag_details"]["kernels"] = sorted(cand_kernels)[:40]
+        if not custom:
+            _flag(res, "no_custom_kernel", "the profiler saw only framework kernels"
+                  + (f": {', '.join(sorted(cand_kernels)[:6])}" if cand_kernels else " (none at all)"))
+        if precision == "fp32":
+            low = sorted(k for k in cand_kernels if REDUCED_PRECISION_KERNEL_RE.search(k))
+            if low:
+                res["flag_details"]["reduced_precision_kernels"] = low[:10]
+    else:
+        # On CPU there are no kernels to see: a candidate whose forward is only framework ops did no own work.
+        compute_ops = {o for o in cand_ops if o not in ("aten::empty", "aten::empty_like", "aten::empty_strided",
+                                                         "aten::to", "aten::_to_copy", "aten::copy_", "aten::view",
+                                                         "aten::contiguous", "aten::clone", "aten::detach")}
+        res["flag_details"]["cpu_ops"] = sorted(cand_ops)[:40]
+        if not compute_ops and not cand_kernels:
+            res["flag_details"]["no_ops"] = "no aten compute op ran in the candidate's forward (custom CPU code)"
+
+
+def side_stream_check(cand, inputs, seed, device, res) -> None:
+    threads_before = {t.ident for t in threading.enumerate()}
+    out = _call(cand, clone_inputs(inputs), seed, "the candidate")
+    new_threads = [t for t in threading.enumerate() if t.ident not in threads_before and t.is_alive()]
+    if device.type == "cuda":
+        torch.cuda.current_stream(device).synchronize()
+        before = [o.detach().clone() for o in _outputs(out) if isinstance(o, torch.Tensor)]
+        torch.cuda.current_stream(device).synchronize()
+        torch.cuda.synchronize(device)
+        after = [o.detach() for o in _outputs(out) if isinstance(o, torch.Tensor)]
+        if not all(torch.equal(a, b) for a, b in zip(before, after)):
+            _flag(res, "side_stream_work", "the output was still being written after forward returned (work on another stream)")
+    if new_threads:
+        for t in new_threads:
+            t.join(timeout=5)
+        _flag(res, "side_stream_work", f"forward left {len(new_threads)} thread(s) running")
+
+
+def _rel_change(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).abs().max()) / max(float(a.abs().max()), float(b.abs().max()), 1e-12)
+
+
+def constant_check(res, ctx, atol, rtol) -> None:
+    samples = ctx["samples"]
+    if len(samples) < 2:
+        return
+    (_, c0, r0, _), rest = samples[0], samples[1:]
+    for _, c, r, _ in rest:
+        for a, b, ra, rb in zip(c0, c, r0, r):
+            if a.numel() < 2:
+                continue
+            if _rel_change(a, b) <= CONSTANT_REL and _rel_change(ra, rb) > CONSTANT_REL:
+                _flag(res, "constant_output", "the output did not change across seeds while the reference's did")
+                return
+
+
+def degenerate_checks(mod, ref, cand, rules, device, atol, rtol, res, ctx) -> None:
+    """A problem whose output is nearly constant, or nearly one of its inputs, under the suite's
+    input distribution lets a trivial kernel pass. There the candidate must also be right on
+    off-distribution inputs (standard normal, scaled)."""
+    reason = degenerate_reason(ctx["samples"], atol, rtol)
+    if not reason:
+        return
+    _flag(res, "degenerate_problem", reason)
+    seed = rules["seeds"][0] + 7919
+    torch.manual_seed(seed)
+    off = [torch.randn_like(x) * 3 if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+           for x in ctx["first_inputs"]]
+    out = _call(cand, clone_inputs(off), seed, "the candidate")
+    ref_out = _call(ref, clone_inputs(off), seed, "the reference")
+    if all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor)):
+        passed, why, _, _ = compare(ref_out, out, rules, atol, rtol)
+        if not passed:
+            _flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs: {why}")
+
+
+def degenerate_reason(samples, atol, rtol) -> str | None:
+    """Why a reference is degenerate, from (seed, cand, ref, inputs) samples; None if it is not."""
+    if not samples:
+        return None
+    refs = [s[2] for s in samples]
+    for k in range(len(refs[0])):
+        outs = [r[k] for r in refs if k < len(r)]
+        if outs[0].numel() > 1 and all(_rel_change(outs[0], o) <= 1e-3 for o in outs[1:]) and len(outs) > 1:
+            return "the reference output barely changes across seeds"
+        spread = float(outs[0].std()) if outs[0].numel() > 1 else 1.0
+        if spread <= 1e-6 * max(float(outs[0].abs().max()), 1e-12):
+            return "the reference output is constant"
+    for _, _, r, ins in samples[:1]:
+        for out in r:
+            for x in ins:
+                if x.shape == out.shape and float((x - out).abs().max()) <= atol + rtol * float(out.abs().max()):
+                    return "the reference output equals one of its inputs within tolerance"
+    return None
+
+
+def precision_check(ref, cand, inputs, seed, device, precision, res) -> None:
+    """Error against a float64 reference: far above the reference's own error means lower precision."""
+    try:
+        ref64 = copy.deepcopy(ref).double()
+        ins64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in clone_inputs(inputs)]
+        out64 = _call(ref64, ins64, seed, "the float64 reference")
+        del ref64
+    except Exception as e:  # ops without float64 kernels: no evidence either way
+        res["flag_details"]["fp64_check"] = f"skipped: {type(e).__name__}: {str(e)[:120]}"
+        return
+    out32 = _call(ref, clone_inputs(inputs), seed, "the reference")
+    outc = _call(cand, clone_inputs(inputs), seed, "the candidate")
+    for o64, o32, oc in zip(_outputs(out64), _outputs(out32), _outputs(outc)):
+        if not isinstance(o64, torch.Tensor) or not o64.is_floating_point():
+            continue
+        denom = float(o64.norm()) or 1.0
+        e_ref = float((o32.double() - o64).norm()) / denom
+        e_cand = float((oc.double() - o64).norm()) / denom
+        res["flag_details"]["fp64_rel_err"] = {"reference": e_ref, "candidate": e_cand}
+        bound = max(PRECISION_FACTOR * e_ref, PRECISION_FLOOR[precision])
+        low_kernels = res["flag_details"].get("reduced_precision_kernels")
+        if e_cand > bound or (low_kernels and e_cand > 4 * e_ref + 1e-7):
+            _flag(res, "precision_downgrade", f"error vs float64 {e_cand:.3g}, the reference's {e_ref:.3g} (bound {bound:.3g})"
+                  + (f"; reduced-precision kernels: {', '.join(low_kernels[:3])}" if low_kernels else ""))
+        return
+
+
+def weights_check(mod, ref, cand, rules, device, atol, rtol, res) -> None:
+    """Perturb the reference's weights away from their default init and load them into the candidate:
+    a candidate that hard-codes the default init (or ignores the weights) stops matching."""
+    state = ref.state_dict()
+    floats = {k: v for k, v in state.items() if v.is_floating_point() and v.numel()}
+    if not floats:
+        return
+    cand_keys = set(cand.state_dict().keys())
+    if not set(floats) <= cand_keys:
+        res["flag_details"]["weights_check"] = "skipped: the candidate's state_dict keys differ from the reference's"
+        return
+    gen = torch.Generator(device="cpu").manual_seed(1234)
+    perturbed = {}
+    for k, v in state.items():
+        if k in floats:
+            noise = torch.randn(v.shape, generator=gen).to(v.device, v.dtype)
+            scale = float(v.float().abs().mean()) or 1.0
+            p = v * (1 + 0.25 * noise) if "running_var" in k else v + 0.25 * scale * noise
+            perturbed[k] = p
+        else:
+            perturbed[k] = v
+    ref_p = copy.deepcopy(ref)
+    ref_p.load_state_dict(perturbed)
+    cand.load_state_dict(perturbed, strict=False)
+    seed = rules["seeds"][0]
+    inputs = make_inputs(mod, seed, device)
+    out = _call(cand, clone_inputs(inputs), seed, "the candidate")
+    ref_out = _call(ref_p, clone_inputs(inputs), seed, "the reference")
+    passed, why, _, _ = compare(ref_out, out, rules, atol, rtol)
+    if not passed:
+        _flag(res, "ignores_weights", f"with perturbed weights loaded: {why}")

@@ -1,0 +1,258 @@
+"""Grade one submission: the straight pipeline, parent side.
+
+    resolve problem -> static checks -> isolated worker (execute.py: build, correctness over
+    seeds, timing, dynamic checks) -> baseline -> roofline -> RunRecord
+
+`grade()` returns a RunRecord (and a Baseline row when the baseline had to be measured);
+it never raises for a bad submission.
+"""
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import secrets
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from kb_data import __version__ as HARNESS_VERSION
+from kb_data.gpus import gpu_key, roofline_ms
+from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta
+from kb_data.rules import precision_class
+from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
+from kb_data.harness.baselines import BaselineIndex
+from kb_data.harness.worker import device_lock, run_isolated
+
+EXCESSIVE_SPEEDUP = 10.0
+ROOFLINE_SLACK = 0.9  # a measured time below 90% of the physical floor cannot be honest
+DEFAULT_TIMEOUT_S = 600.0
+
+# Names whose reassignment in a submission means it patches a timer or the harness.
+TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "synchronize", "elapsed_time", "record",
+               "Event", "allclose", "equal", "manual_seed"}
+
+
+@dataclass
+class Options:
+    model: str = "local"
+    gpu: str | None = None                 # GPU key to record (default: from the device name)
+    device: str | None = None              # cuda:N or cpu (default: cuda:0 when available)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    require_custom_kernel: bool = True     # False: framework ops allowed (grading the reference itself)
+    check_fp64: bool = True
+    measure_baseline: bool | None = None   # None: only when no baseline row is known
+    compile_baseline: bool | None = None   # None: as the rules say
+    trials: int | None = None              # override the rules (tests, quick runs)
+    warmup: int | None = None
+    run_dir: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def default_device() -> str:
+    try:
+        import torch
+
+        return "cuda:0" if torch.cuda.is_available() else "cpu"
+    except Exception:
+        return "cpu"
+
+
+def static_checks(code: str, name: str) -> dict:
+    """What the source says before it runs: syntax, and patterns worth recording as evidence."""
+    out = {"syntax_error": None, "findings": []}
+    try:
+        tree = ast.parse(code, filename=name)
+    except SyntaxError as e:
+        out["syntax_error"] = f"{name}: syntax error at line {e.lineno}: {e.msg}"
+        return out
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            if isinstance(t, ast.Attribute) and t.attr in TIMER_NAMES:
+                out["findings"].append(("timer_tampered", f"line {t.lineno}: assigns {ast.unparse(t)}"))
+        if isinstance(node, ast.Call):
+            fn = ast.unparse(node.func)
+            if fn in ("setattr", "builtins.setattr") and len(node.args) >= 2:
+                arg = node.args[1]
+                if isinstance(arg, ast.Constant) and arg.value in TIMER_NAMES:
+                    out["findings"].append(("timer_tampered", f"line {node.lineno}: setattr(..., {arg.value!r})"))
+            if fn.endswith("torch.compile") or fn == "compile" and any(
+                    isinstance(a, ast.Name) and a.id == "torch" for a in ast.walk(node)):
+                out["findings"].append(("calls_reference_ops", f"line {node.lineno}: torch.compile"))
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m.startswith("kb_data") for m in mods):
+                out["findings"].append(("timer_tampered", f"line {node.lineno}: imports the harness ({', '.join(mods)})"))
+    return out
+
+
+@lru_cache(maxsize=512)
+def _meta_counts(problem_id: str, sha: str, code: str) -> tuple:
+    from kb_data.problems import load_source
+
+    m = analyze_on_meta(load_source(code, problem_id), with_trace=False)
+    return m.flops, m.min_bytes
+
+
+def problems_revision_of(problem: LoadedProblem) -> str | None:
+    """The local content hash of the problem's suite directory (a store gives its own revision id)."""
+    if problem.path is None:
+        return None
+    suite_dir = problem.path.resolve().parents[1]
+    h = hashlib.sha256()
+    for p in sorted(suite_dir.glob("*/*.py")):
+        h.update(str(p.relative_to(suite_dir)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return "local-" + h.hexdigest()[:16]
+
+
+def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", options: Options | None = None,
+          baselines: BaselineIndex | None = None, problems_revision: str | None = None) -> tuple[RunRecord, Baseline | None]:
+    """Grade `code` (a submission's source) against `problem`; returns the record and any measured baseline."""
+    opt = options or Options()
+    device = opt.device or default_device()
+    rules = problem.rules
+    sol_sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    problems_revision = problems_revision or problems_revision_of(problem)
+    rec = RunRecord(
+        record_id="", model=opt.model, level=problem.level, problem=problem.file, op_type=problem.metadata.get("OP_TYPE"),
+        run_dir=opt.run_dir, source="local", suite=problem.suite, problem_id=problem.problem_id,
+        problems_revision=problems_revision, problem_sha256=problem.sha256, solution_sha256=sol_sha,
+        solution_code=code, compiled=False, correct=False, flags=[], harness_version=HARNESS_VERSION,
+        created_at=created, host=platform.node(), schema_version=SCHEMA_VERSION,
+        device_index=int(device.split(":")[1]) if device.startswith("cuda:") else None,
+    )
+    static = static_checks(code, name)
+    if static["syntax_error"]:
+        return _finish(rec, {"status": "compile_error", "error": static["syntax_error"]}, opt, device), None
+
+    import torch
+
+    gpu_name = torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None
+    gpu = opt.gpu or (gpu_key(gpu_name) if gpu_name else "CPU")
+    known = (baselines or BaselineIndex([])).lookup(problem.problem_id, gpu, torch.__version__)
+    measure = opt.measure_baseline if opt.measure_baseline is not None else known is None
+    job = {
+        "problem_id": problem.problem_id, "problem_code": problem.code, "rules": rules,
+        "submission_code": code, "submission_name": name, "device": device,
+        "secret_seed": secrets.randbelow(2**31 - 1) + 1, "measure_baseline": measure,
+        "require_custom_kernel": opt.require_custom_kernel, "check_fp64": opt.check_fp64,
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
+    if opt.compile_baseline is not None:
+        job["compile_baseline"] = opt.compile_baseline
+    elif not device.startswith("cuda"):
+        job["compile_baseline"] = False  # CPU runs: eager baseline (torch.compile on CPU needs minutes of C++ builds)
+    for k in ("trials", "warmup"):
+        if getattr(opt, k) is not None:
+            job[k] = getattr(opt, k)
+    job.update(opt.extra)
+    with device_lock(device):
+        result = run_isolated(job, opt.timeout_s)
+    for kind, detail in static["findings"]:
+        result.setdefault("flags", []).append(kind)
+        result.setdefault("flag_details", {}).setdefault(kind, detail)
+    rec.gpu, rec.gpu_name = gpu, result.get("gpu_name") or gpu_name
+    baseline_row = None
+    if result.get("baseline"):
+        b = result["baseline"]
+        baseline_row = Baseline(
+            problem_id=problem.problem_id, suite=problem.suite, gpu=gpu, gpu_name=rec.gpu_name,
+            status="ok" if b.get("eager_ms") is not None else "error", error=b.get("error"),
+            eager_ms=b.get("eager_ms"), eager_p10_ms=b.get("eager_p10_ms"), eager_p90_ms=b.get("eager_p90_ms"),
+            compile_ms=b.get("compile_ms"), compile_p10_ms=b.get("compile_p10_ms"),
+            compile_p90_ms=b.get("compile_p90_ms"), compile_error=b.get("compile_error"),
+            baseline_ms=b.get("baseline_ms"), baseline_type=b.get("baseline_type"), p10_ms=b.get("p10_ms"),
+            p90_ms=b.get("p90_ms"), n_trials=b.get("n_trials"), level=problem.level, problem=problem.file,
+            problem_sha256=problem.sha256, harness_version=HARNESS_VERSION, problems_revision=problems_revision,
+            measured_at=created, source="measured", **{k: result.get("versions", {}).get(k) for k in
+                                                       ("torch_version", "cuda_version", "triton_version", "driver_version")})
+        known = baseline_row.to_row() if baseline_row.status == "ok" else None
+    if known:
+        rec.ref_ms, rec.baseline_type = known["baseline_ms"], known["baseline_type"]
+        rec.eager_ms, rec.compile_ms = known.get("eager_ms"), known.get("compile_ms")
+        rec.baseline_source = "measured"
+    rec = _finish(rec, result, opt, device)
+    if rec.correct or rec.status == "rejected":
+        _speed_checks(rec, problem, result)
+    return rec, baseline_row
+
+
+def _finish(rec: RunRecord, result: dict, opt: Options, device: str) -> RunRecord:
+    rec.status, rec.error = result.get("status"), result.get("error")
+    rec.compiled = bool(result.get("compiled"))
+    for k in ("max_abs_err", "max_rel_err", "atol", "rtol", "sol_ms", "sol_p10_ms", "sol_p90_ms", "n_trials",
+              "precision_used", "seeds"):
+        if result.get(k) is not None:
+            setattr(rec, k, result[k])
+    for k, v in (result.get("versions") or {}).items():
+        setattr(rec, k, v)
+    rec.flags = sorted(set(result.get("flags") or []))
+    details = result.get("flag_details") or {}
+    rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None
+    rec.correct = bool(result.get("correct"))
+    _apply_fail_flags(rec)
+    rec.record_id = record_id(rec)
+    rec.validate()
+    return rec
+
+
+def _apply_fail_flags(rec: RunRecord) -> None:
+    from kb_data.rules import rules_for
+
+    fail = set(rules_for(rec.suite)["fail_flags"]) if rec.suite else set()
+    failing = [f for f in rec.flags if f in fail]
+    if failing and rec.status == "ok":
+        rec.status = "rejected"
+        rec.error = "anti-cheat: " + ", ".join(failing)
+    if rec.status != "ok":
+        rec.correct = False
+    if rec.correct and rec.ref_ms and rec.sol_ms:
+        rec.speedup = rec.ref_ms / rec.sol_ms
+    elif rec.status == "rejected" and rec.ref_ms and rec.sol_ms:
+        rec.speedup = None
+
+
+def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
+    """Roofline and excessive-speedup flags, which need the problem's counts and the baseline."""
+    if rec.sol_ms is None:
+        return
+    flops, min_bytes = _meta_counts(problem.problem_id, problem.sha256, problem.code)
+    floor = roofline_ms(rec.gpu, flops, min_bytes, rec.precision_used or "fp32")
+    details = json.loads(rec.flag_details) if rec.flag_details else {}
+    if floor is not None:
+        details["roofline_ms"] = floor
+        if rec.sol_ms < ROOFLINE_SLACK * floor:
+            rec.flags = sorted(set(rec.flags) | {"exceeds_roofline"})
+            details.setdefault("exceeds_roofline", f"{rec.sol_ms:.4g} ms is under the {floor:.4g} ms that {rec.gpu}'s "
+                                                   f"peak compute and bandwidth allow for {flops} FLOPs and {min_bytes} bytes")
+    if rec.ref_ms and rec.sol_ms and rec.ref_ms / rec.sol_ms > EXCESSIVE_SPEEDUP:
+        rec.flags = sorted(set(rec.flags) | {"excessive_speedup"})
+        details.setdefault("excessive_speedup", f"{rec.ref_ms / rec.sol_ms:.1f}x over the baseline")
+    rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None
+    _apply_fail_flags(rec)
+    rec.record_id = record_id(rec)
+
+
+def record_id(rec: RunRecord) -> str:
+    key = "|".join(str(x) for x in (rec.source, rec.problem_id, rec.problem_sha256, rec.solution_sha256, rec.gpu,
+                                    rec.model, rec.run_dir, rec.created_at, rec.host, rec.device_index))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def grade_file(problem_ref: str, submission: str | Path, *, suite: str | None = None, problems_root=None,
+               options: Options | None = None, baselines: BaselineIndex | None = None):
+    """`kb eval <problem> <submission.py>`: resolve the problem by id/name/file name and grade the file."""
+    ps = ProblemSet(problems_root)
+    problem = ps.load(problem_ref, suite)
+    path = Path(submission)
+    code = path.read_text(encoding="utf-8", errors="replace")
+    return grade(problem, code, name=str(path), options=options, baselines=baselines)

@@ -1,0 +1,123 @@
+"""Isolation: every job runs in its own process, forked from a server that has torch imported.
+
+A fresh interpreter that imports torch and initialises CUDA costs seconds; forking from a
+forkserver that already imported torch (but never touched CUDA) costs milliseconds, and the
+child initialises CUDA for its own GPU. A crash, hang, CUDA fault or OOM kills only the
+child: the parent turns it into a result with a status and the next job forks a fresh child.
+Only one job at a time runs on a GPU (a lock file per device, shared by every `kb` process).
+"""
+from __future__ import annotations
+
+import fcntl
+import multiprocessing as mp
+import os
+import signal
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+PRELOAD = ["torch", "kb_data.harness.execute"]
+_ctx = None
+
+
+def context():
+    global _ctx
+    if _ctx is None:
+        _ctx = mp.get_context("forkserver")
+        _ctx.set_forkserver_preload(PRELOAD)
+    return _ctx
+
+
+def _child(job: dict, conn, log_path: str) -> None:
+    # Submission output goes to a log, not the parent's terminal; the parent keeps its tail for errors.
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    if job.get("cuda_visible_devices") is not None:  # the forkserver may predate this job's GPU assignment
+        os.environ["CUDA_VISIBLE_DEVICES"] = job["cuda_visible_devices"]
+    from kb_data.harness.execute import execute
+
+    result = execute(job)
+    try:
+        conn.send(result)
+        conn.close()
+    finally:
+        os._exit(0)  # skip the submission's atexit handlers and finalizers
+
+
+def _tail(path: str, n: int = 2000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def run_isolated(job: dict, timeout_s: float) -> dict:
+    """Run `execute(job)` in a fresh child; a timeout or a dead child becomes a result with a status."""
+    ctx = context()
+    recv, send = ctx.Pipe(duplex=False)
+    log = tempfile.NamedTemporaryFile(prefix="kb-job-", suffix=".log", delete=False)
+    log.close()
+    proc = ctx.Process(target=_child, args=(job, send, log.name), daemon=True)
+    t0 = time.monotonic()
+    proc.start()
+    send.close()
+    result = None
+    try:
+        if recv.poll(timeout_s):
+            result = recv.recv()
+    except (EOFError, OSError):
+        result = None
+    finally:
+        recv.close()
+    wall = time.monotonic() - t0
+    if result is None:
+        if proc.is_alive():
+            proc.kill()
+            proc.join(10)
+            result = {"status": "timeout", "error": f"no result after {timeout_s:.0f} s; the worker was killed"}
+        else:
+            proc.join(10)
+            code = proc.exitcode
+            why = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
+                   else f"exited with code {code}")
+            result = {"status": "crashed", "error": f"the worker {why} before returning a result"}
+        tail = _tail(log.name)
+        if tail:
+            result["error"] += "\n--- worker output (tail) ---\n" + tail
+    else:
+        proc.join(30)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+    try:
+        os.unlink(log.name)
+    except OSError:
+        pass
+    result["wall_s"] = wall
+    return result
+
+
+def lock_dir() -> Path:
+    d = Path(os.environ.get("KB_LOCK_DIR", Path(tempfile.gettempdir()) / "kb_data-locks"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@contextmanager
+def device_lock(device: str):
+    """One job at a time per GPU, across every process on this host."""
+    if not device.startswith("cuda"):
+        yield
+        return
+    path = lock_dir() / f"{device.replace(':', '')}.lock"
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -1,0 +1,208 @@
+"""The `kb` command line."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+
+def _add_problems_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--problems", type=Path, default=None, help="problems root (default: the checkout's problems/)")
+
+
+def cmd_ls(args) -> int:
+    from .problems import ProblemSet, load_problem
+    from .targets import gpus_for
+
+    ps = ProblemSet(args.problems)
+    n = 0
+    for pid in ps.ids(args.suite, args.category):
+        gpus = gpus_for(pid)
+        if args.gpu and args.gpu not in gpus and not (pid.startswith("v0.1/") and args.gpu != "M4MAX"):
+            continue
+        if args.ids_only:
+            print(pid)
+        else:
+            code = ps.paths[pid].read_text(encoding="utf-8")
+            facts = _quick_facts(code)
+            print(f"{pid}\tlevel={_level(pid)}\top_type={facts.get('OP_TYPE') or '-'}\tgpus={','.join(gpus) or 'any'}"
+                  + ("\tknown_issue" if facts.get("KNOWN_ISSUE") else "")
+                  + (f"\trequires={','.join(facts['REQUIRES'])}" if facts.get("REQUIRES") else ""))
+        n += 1
+    print(f"# {n} problems", file=sys.stderr)
+    return 0
+
+
+def _level(pid: str) -> int:
+    from .problems import level_of
+
+    return level_of(pid.split("/")[1])
+
+
+def _quick_facts(code: str) -> dict:
+    """Metadata constants read from the source without executing it (fast `kb ls`)."""
+    import ast
+
+    out = {}
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return out
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("OP_TYPE", "KNOWN_ISSUE", "REQUIRES"):
+                try:
+                    out[name] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+    return out
+
+
+def cmd_validate(args) -> int:
+    from .problems import ProblemSet, validate_path
+
+    ps = ProblemSet(args.problems)
+    ids = ps.ids(args.suite, args.category)
+    counts: dict[str, int] = {}
+    failures = []
+    for pid in ids:
+        v = validate_path(ps.paths[pid], ps.root)
+        counts[v.status] = counts.get(v.status, 0) + 1
+        if v.status != "ok" or args.verbose:
+            print(f"{v.status:12s} {pid}" + (f": {v.message}" if v.message else ""))
+        if v.status == "failed":
+            failures.append(v)
+    summary = ", ".join(f"{k} {counts[k]}" for k in sorted(counts))
+    print(f"validated {len(ids)} problems: {summary}")
+    if failures:
+        print(f"{len(failures)} problem(s) failed:", file=sys.stderr)
+        for v in failures:
+            print(f"  {v.problem_id}: {v.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from .harness.baselines import BaselineIndex
+    from .harness.grade import Options, grade_file
+
+    baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
+    opt = Options(model=args.model, gpu=args.gpu, device=args.device, timeout_s=args.timeout, trials=args.trials,
+                  warmup=args.warmup, require_custom_kernel=not args.allow_framework,
+                  measure_baseline=True if args.measure_baseline else None)
+    if args.batch:
+        from .harness.batch import run_batch
+
+        sink = run_batch(args.batch, args.out or Path("kb-eval-out"), suite=args.suite, problems_root=args.problems,
+                         options=opt, workers=args.workers, baselines=baselines, use_ray=args.ray,
+                         ray_address=args.address)
+        recs = sink.records()
+        by_status: dict[str, int] = {}
+        for r in recs:
+            by_status[r.status] = by_status.get(r.status, 0) + 1
+        print(f"{len(recs)} records in {sink.path}: " + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())))
+        return 0
+    if not (args.problem and args.submission):
+        raise ValueError("give a problem and a submission file, or --batch")
+    rec, base = grade_file(args.problem, args.submission, suite=args.suite, problems_root=args.problems,
+                           options=opt, baselines=baselines)
+    row = rec.to_row()
+    row.pop("solution_code")
+    print(json.dumps(row, indent=1, sort_keys=True))
+    if args.out:
+        args.out.write_text(json.dumps({"record": rec.to_row(), "baseline": base.to_row() if base else None},
+                                       indent=1, sort_keys=True), encoding="utf-8")
+    return 0 if rec.status == "ok" else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="kb", description="KernelBench problems, baselines and run records as datasets; kernel grading.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("ls", help="list problems: one id per row with its key facts")
+    _add_problems_root(p)
+    p.add_argument("--suite")
+    p.add_argument("--category")
+    p.add_argument("--gpu", help="only problems swept on this GPU key (v0.1 problems run on any NVIDIA GPU)")
+    p.add_argument("--ids-only", action="store_true")
+    p.set_defaults(func=cmd_ls)
+
+    p = sub.add_parser("validate", help="load and meta-run every problem; exit 1 listing failures")
+    _add_problems_root(p)
+    p.add_argument("--suite")
+    p.add_argument("--category")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("eval", help="grade a submission (or a batch) on the local GPU, CPU when there is none")
+    _add_problems_root(p)
+    p.add_argument("problem", nargs="?", help="problem id, name or file name")
+    p.add_argument("submission", nargs="?", type=Path, help="the submission .py file")
+    p.add_argument("--batch", type=Path, help="a folder of <problem>.py or <problem>/solution.py files, or a JSONL manifest")
+    p.add_argument("--suite", choices=["v0.1", "v3"])
+    p.add_argument("--gpu", help="GPU key to record (default: from the device name)")
+    p.add_argument("--device", help="cuda:N or cpu")
+    p.add_argument("--model", default="local", help="who wrote the submission (the record's model column)")
+    p.add_argument("--out", type=Path, help="single: write the record as JSON here; batch: output folder (default kb-eval-out)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per submission")
+    p.add_argument("--trials", type=int, help="timed calls (default: the suite's rules)")
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--allow-framework", action="store_true",
+                   help="do not require a custom kernel (grading the reference itself, or framework-only baselines)")
+    p.add_argument("--baselines", type=Path, action="append", default=[],
+                   help="baseline JSONL files to look up (default: the shipped measured baselines)")
+    p.add_argument("--measure-baseline", action="store_true", help="measure the baseline even when one is known")
+    p.add_argument("--workers", default="auto", help="batch: 'auto' (one per visible GPU) or a number")
+    p.add_argument("--ray", action="store_true", help="batch: run the jobs as Ray tasks")
+    p.add_argument("--address", help="Ray cluster address")
+    p.set_defaults(func=cmd_eval)
+
+    # Run records: the commands live in kb_data.report, imported on use (pandas and matplotlib load slowly).
+    for name, default_out, help_ in (("analyze", "kb-analysis", "tables of run records (printed, CSV) and PNG plots"),
+                                     ("report", "kb-report", "a static HTML page with the analysis tables and plots")):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("records", nargs="?", help="a .parquet/.jsonl file, a dataset folder or an upstream-format .csv "
+                                                  "(default: the shipped KernelBench-v3 sweep)")
+        p.add_argument("--by", default="model,gpu", help="group columns, comma-separated (default model,gpu)")
+        p.add_argument("--dedup", choices=("all", "latest", "best"), default="latest",
+                       help="repeated (model, gpu, problem) triples: every record, the latest run's, or the best (default latest)")
+        p.add_argument("--p", default="0,1,1.5,2", help="fast_p thresholds, comma-separated (default 0,1,1.5,2)")
+        p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+        _add_problems_root(p)
+        p.set_defaults(func=lambda a: getattr(importlib.import_module(".report", __package__), "cmd_" + a.cmd)(a))
+
+    p = sub.add_parser("import-upstream", help="the published KernelBench-v3 sweep as run records (Parquet)")
+    p.add_argument("--out", default="kernelbench_v3_runs.parquet", help="Parquet file to write")
+    p.add_argument("--csv", help="an upstream-format CSV instead of the shipped, hash-checked copy")
+    p.add_argument("--baselines", help="also write the derived baselines (median ref_ms) to this Parquet file")
+    _add_problems_root(p)
+    p.set_defaults(func=lambda a: importlib.import_module(".report", __package__).cmd_import_upstream(a))
+
+    return ap
+
+
+def main(argv=None) -> int:
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `kb ls | head` ends quietly
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a clear one-line error instead of a traceback for expected failures
+        from .problems import ProblemError
+        from .schema import SchemaError
+
+        if isinstance(e, (ProblemError, SchemaError, FileNotFoundError, ValueError, KeyError)):
+            print(f"kb {args.cmd}: error: {e}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The anti-cheat corpus: submissions that cheat (adversarial/) and submissions that do real work (honest/).
+
+Each file's docstring says what it does and the verdict it must get:
+
+    Problem: v3/level1/23_Softmax          the problem it is graded on
+    Verdict: rejected [flag, ...]          status, and flags that must be among the record's flags
+             incorrect | ok                ("caught": any status but ok)
+    Device: cuda | cpu                     where it can run (default: both)
+    Options: allow_framework               grade with framework ops allowed (the reference itself)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent
+SMALL_PROBLEMS = CORPUS / "problems"
+
+
+@dataclass
+class Entry:
+    path: Path
+    problem: str
+    status: str
+    flags: list
+    device: str | None
+    options: list
+
+    @property
+    def honest(self) -> bool:
+        return self.path.parent.name == "honest"
+
+
+def entries() -> list[Entry]:
+    out = []
+    for path in sorted(CORPUS.glob("*/*.py")):
+        if path.parent.name not in ("adversarial", "honest"):
+            continue
+        doc = path.read_text(encoding="utf-8").split('"""')[1]
+        field = lambda name: (re.search(rf"^{name}:\s*(.+)$", doc, re.M) or [None, None])[1]
+        verdict = field("Verdict")
+        if not verdict or not field("Problem"):
+            raise ValueError(f"{path}: docstring needs Problem: and Verdict: lines")
+        m = re.match(r"(\w+)(?:\s*\[(.*)\])?", verdict.strip())
+        flags = [f.strip() for f in (m.group(2) or "").split(",") if f.strip()]
+        out.append(Entry(path, field("Problem").strip(), m.group(1), flags, (field("Device") or "").strip() or None,
+                         [o.strip() for o in (field("Options") or "").split(",") if o.strip()]))
+    return out

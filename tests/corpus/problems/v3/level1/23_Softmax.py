@@ -1,0 +1,28 @@
+"""Row-wise softmax over the last dimension of a (batch_size, dim) fp32 tensor."""
+import torch
+import torch.nn as nn
+
+batch_size = 64
+dim = 1024
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=1)
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return []
+
+
+OP_TYPE = "softmax"
+SUPPORTED_PRECISIONS = ["fp16", "bf16", "fp32"]
+HARDWARE_REQUIRED = ["RTX3090", "H100", "B200"]

@@ -1,0 +1,67 @@
+"""Every known reward hack in the corpus is caught; no honest submission gets a failing flag."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kb_data.problems import ProblemSet, default_problems_root
+from kb_data.schema import INFORMATIONAL_FLAGS
+from kb_data.harness.grade import Options, grade
+from tests.corpus import SMALL_PROBLEMS, entries
+
+ENTRIES = entries()
+
+
+def _grade(entry, problems_root, device, trials):
+    problem = ProblemSet(problems_root).load(entry.problem)
+    opt = Options(device=device, trials=trials, warmup=1 if device == "cpu" else None, timeout_s=600,
+                  require_custom_kernel="allow_framework" not in entry.options, gpu=None)
+    rec, _ = grade(problem, entry.path.read_text(), name=str(entry.path), options=opt)
+    return rec
+
+
+def _assert_verdict(entry, rec):
+    failing = [f for f in rec.flags if f not in INFORMATIONAL_FLAGS]
+    where = f"{entry.path.name}: status={rec.status} flags={rec.flags} error={rec.error!r:.300}"
+    if entry.status == "ok":
+        assert rec.status == "ok" and not failing, where
+        assert rec.correct and rec.sol_ms > 0, where
+    elif entry.status == "caught":
+        assert rec.status != "ok" and not rec.correct, where
+    else:
+        assert rec.status == entry.status, where
+        assert set(entry.flags) <= set(rec.flags), where
+        assert not rec.correct, where
+
+
+def test_corpus_is_well_formed():
+    names = {e.path.name for e in ENTRIES}
+    assert len(ENTRIES) >= 30 and len(names) == len(ENTRIES)
+    adversarial = [e for e in ENTRIES if not e.honest]
+    assert all(e.status != "ok" for e in adversarial)
+    assert all(e.status == "ok" for e in ENTRIES if e.honest)
+    ps = ProblemSet(default_problems_root())
+    for e in ENTRIES:
+        ps.resolve(e.problem)  # every corpus problem is a real problem of the set
+
+
+CPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cpu")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", CPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in CPU_ENTRIES])
+def test_corpus_cpu(entry):
+    rec = _grade(entry, SMALL_PROBLEMS, "cpu", trials=5)
+    _assert_verdict(entry, rec)
+
+
+GPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cuda")]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", GPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in GPU_ENTRIES])
+def test_corpus_gpu(entry):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    rec = _grade(entry, default_problems_root(), "cuda:0", trials=None)
+    _assert_verdict(entry, rec)
