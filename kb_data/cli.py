@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -118,6 +119,25 @@ def cmd_eval(args) -> int:
     return 0 if rec.status == "ok" else 1
 
 
+def cmd_baselines_measure(args) -> int:
+    from .harness.sweep import sweep
+    from .problems import ProblemSet, missing_requirements
+
+    ps = ProblemSet(args.problems)
+    ids = []
+    for suite in args.suite or [None]:
+        for cat in args.category or [None]:
+            ids += ps.ids(suite, cat)
+    if args.only:
+        ids = [ps.resolve(x) for x in args.only]
+    ids = [pid for pid in dict.fromkeys(ids) if not pid.split("/")[1].startswith("metal")]  # Metal runs on Apple GPUs
+    ids = [pid for pid in ids if not missing_requirements(ps.paths[pid].read_text(encoding="utf-8"))]
+    rows = sweep(ids, args.out, problems_root=args.problems, gpu=args.gpu_key, device=args.device,
+                 compile_suites=tuple(x for x in args.compile_suites.split(",") if x), workers=args.workers,
+                 chunk=args.chunk, max_seconds=args.max_seconds)
+    return 0 if rows is not None else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kb", description="KernelBench problems, baselines and run records as datasets; kernel grading.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -159,6 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", action="store_true", help="batch: run the jobs as Ray tasks")
     p.add_argument("--address", help="Ray cluster address")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("baselines", help="baseline timings of the references")
+    bsub = p.add_subparsers(dest="baselines_cmd", required=True)
+    p = bsub.add_parser("measure", help="time every reference eagerly and under torch.compile; resumable")
+    _add_problems_root(p)
+    p.add_argument("--suite", action="append", help="suite(s) to measure (default: all)")
+    p.add_argument("--category", action="append")
+    p.add_argument("--only", action="append", default=[], help="problem ids or names")
+    p.add_argument("--gpu-key", help="GPU key for the rows (default: from the device name)")
+    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--out", type=Path, default=Path("baselines.jsonl"), help="JSONL file the rows are appended to")
+    p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="parallel compile processes")
+    p.add_argument("--compile-suites", default="v3,v0.1", help="suites whose references are also timed under torch.compile")
+    p.add_argument("--max-seconds", type=float, help="stop starting new problems after this long (re-run resumes)")
+    p.add_argument("--chunk", type=int, default=8, help="problems per isolated child")
+    p.set_defaults(func=cmd_baselines_measure)
 
     # Run records: the commands live in kb_data.report, imported on use (pandas and matplotlib load slowly).
     for name, default_out, help_ in (("analyze", "kb-analysis", "tables of run records (printed, CSV) and PNG plots"),

@@ -99,7 +99,9 @@ class Record:
 
     @classmethod
     def fields(cls) -> tuple[dataclasses.Field, ...]:
-        return dataclasses.fields(cls)
+        if "_fields_cache" not in cls.__dict__:
+            cls._fields_cache = dataclasses.fields(cls)
+        return cls._fields_cache
 
     @classmethod
     def arrow_schema(cls) -> pa.Schema:
@@ -302,6 +304,7 @@ class RunRecord(Record):
     triton_version: str = _f(STR)
     driver_version: str = _f(STR)
     harness_version: str = _f(STR)
+    harness_seconds: str = _f(STR, doc="JSON: wall seconds per grading stage, and of the whole worker")
     created_at: str = _f(STR, doc="ISO-8601 UTC")
 
 
