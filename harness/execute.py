@@ -17,6 +17,7 @@ import traceback
 import types
 
 import torch
+import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
 
 from kb_data.harness import timing
 from kb_data.problems import exec_problem_code, ProblemError
@@ -50,6 +51,7 @@ PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}
 PRECISION_FACTOR = 20.0
 CONSTANT_REL = 1e-6
 _TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__  # captured before any submission loads
+_manual_seed = torch.manual_seed  # a submission that wraps it must not learn the (secret) seeds
 
 
 class Stage(Exception):
@@ -63,7 +65,7 @@ class Stage(Exception):
 def execute(job: dict) -> dict:
     """Grade one submission; never raises (every failure becomes a status)."""
     res = {"status": None, "error": None, "compiled": False, "correct": False, "flags": [], "flag_details": {},
-           "seeds": None, "versions": versions()}
+           "seeds": None, "versions": versions(), "stage_s": {}}
     try:
         _execute(job, res)
     except Stage as s:
@@ -123,7 +125,7 @@ def _to_device(x, device):
 
 
 def make_inputs(mod, seed: int, device) -> list:
-    torch.manual_seed(seed)
+    _manual_seed(seed)
     return [_to_device(x, device) for x in mod.get_inputs()]
 
 
@@ -138,7 +140,7 @@ def _mode(model, rules):
 
 
 def build_reference(mod, rules: dict, device, init_seed: int):
-    torch.manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
+    _manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
     return _mode(mod.Model(*mod.get_init_inputs()).to(device), rules)
 
 
@@ -175,7 +177,7 @@ def candidate_class(sub, rules: dict):
 def build_candidate(cls, mod, rules: dict, device, ref):
     try:
         if rules["weights"] == "same_seed":
-            torch.manual_seed(rules["seeds"][0])
+            _manual_seed(rules["seeds"][0])
         cand = cls(*mod.get_init_inputs())
         cand = cand.to(device)
         if rules["weights"] == "load_state_dict":
@@ -275,6 +277,7 @@ def _sample(t: torch.Tensor, n: int = 65536) -> torch.Tensor:
 
 def _execute(job: dict, res: dict) -> None:
     rules, device = job["rules"], torch.device(job["device"])
+    stage = _Stages(res["stage_s"])
     if device.type == "cuda":
         torch.cuda.set_device(device)
         res["gpu_name"] = torch.cuda.get_device_name(device)
@@ -297,8 +300,10 @@ def _execute(job: dict, res: dict) -> None:
     except Exception as e:
         raise Stage("runtime_error", f"the reference failed to build: {type(e).__name__}: {_first_lines(e)}")
 
+    stage("setup")
     if job.get("measure_baseline"):
         res["baseline"] = measure_baseline(mod, ref, rules, device, job)
+        stage("baseline")
     if job.get("baseline_only"):
         return
 
@@ -306,6 +311,7 @@ def _execute(job: dict, res: dict) -> None:
     cls = candidate_class(sub, rules)
     cand = build_candidate(cls, mod, rules, device, ref)
     res["compiled"] = True
+    stage("import_and_build_submission")
     tampered = timing.timer_surface_changes(surface)
     if tampered:
         _flag(res, "timer_tampered", f"replaced while importing/constructing: {', '.join(tampered)}")
@@ -314,17 +320,32 @@ def _execute(job: dict, res: dict) -> None:
     res["seeds"] = seeds
     ctx = {"ref_ptrs": set(), "samples": []}
     ok = check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx)
+    stage("correctness")
     if not ok:
         return
     res["correct"] = True
 
     timed = time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job)
     res.update(sol_ms=timed.median_ms, sol_p10_ms=timed.p10_ms, sol_p90_ms=timed.p90_ms, n_trials=len(timed.times_ms))
+    stage("timing")
 
     dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx, job)
+    stage("dynamic_checks")
     tampered = timing.timer_surface_changes(surface)
     if tampered:
         _flag(res, "timer_tampered", f"replaced during forward: {', '.join(tampered)}")
+
+
+class _Stages:
+    """Wall seconds per pipeline stage, for the overhead benchmark."""
+
+    def __init__(self, out: dict):
+        self.out, self.t = out, timing._perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = timing._perf_counter()
+        self.out[name] = now - self.t
+        self.t = now
 
 
 def _harness_surface() -> dict:
@@ -339,7 +360,7 @@ def _harness_surface() -> dict:
 
 
 def _call(model, inputs, seed: int, what: str):
-    torch.manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
+    _manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
     try:
         with torch.no_grad():
             return model(*inputs)
@@ -424,7 +445,7 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timin
         for w, s in zip(work, sets[k]):
             if isinstance(w, torch.Tensor):
                 w.copy_(s)
-        torch.manual_seed(seeds[k])
+        _manual_seed(seeds[k])
 
     def call(i):
         with torch.no_grad():
@@ -462,7 +483,7 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
         for w, s in zip(work, sets[k]):
             if isinstance(w, torch.Tensor):
                 w.copy_(s)
-        torch.manual_seed(seeds[k])
+        _manual_seed(seeds[k])
 
     def timed(model):
         def call(i):
@@ -596,7 +617,7 @@ def degenerate_checks(mod, ref, cand, rules, device, atol, rtol, res, ctx) -> No
         return
     _flag(res, "degenerate_problem", reason)
     seed = rules["seeds"][0] + 7919
-    torch.manual_seed(seed)
+    _manual_seed(seed)
     off = [torch.randn_like(x) * 3 if isinstance(x, torch.Tensor) and x.is_floating_point() else x
            for x in ctx["first_inputs"]]
     out = _call(cand, clone_inputs(off), seed, "the candidate")

@@ -199,6 +199,9 @@ def _finish(rec: RunRecord, result: dict, opt: Options, device: str) -> RunRecor
     details = result.get("flag_details") or {}
     rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None
     rec.correct = bool(result.get("correct"))
+    if result.get("wall_s") is not None:
+        rec.harness_seconds = json.dumps({"worker_wall": round(result["wall_s"], 4),
+                                          **{k: round(v, 4) for k, v in (result.get("stage_s") or {}).items()}})
     _apply_fail_flags(rec)
     rec.record_id = record_id(rec)
     rec.validate()

@@ -36,9 +36,14 @@ def _child(job: dict, conn, log_path: str) -> None:
     os.dup2(fd, 2)
     if job.get("cuda_visible_devices") is not None:  # the forkserver may predate this job's GPU assignment
         os.environ["CUDA_VISIBLE_DEVICES"] = job["cuda_visible_devices"]
-    from kb_data.harness.execute import execute
-
-    result = execute(job)
+    if job.get("entry") == "baselines":
+        from kb_data.harness.sweep import measure_chunk as run
+    else:
+        from kb_data.harness.execute import execute as run
+    try:
+        result = run(job)
+    except BaseException as e:  # execute() never raises; a sweep chunk may
+        result = {"status": "crashed", "error": f"{type(e).__name__}: {e}"}
     try:
         conn.send(result)
         conn.close()

@@ -1,0 +1,153 @@
+"""Harness benchmarks (run on a GPU machine; figures go to BENCHMARKS.md).
+
+    python benchmarks/bench_harness.py overhead [--out DIR]
+        wall time of grading a level-1 submission whose baseline is known, cold and warm,
+        with the per-stage breakdown the worker reports.
+    python benchmarks/bench_harness.py pool --n 50 [--naive 10]
+        throughput of a batch of cheap submissions through the worker pool, against a
+        fresh `kb eval` process per submission (which pays Python + torch + CUDA start-up each time).
+    python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2]
+        the reference graded as its own submission on every v3 level-1/2 problem whose
+        baseline is eager: speedup should be 1.00 +/- 0.02.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kb_data.problems import ProblemSet  # noqa: E402
+from kb_data.harness.baselines import BaselineIndex  # noqa: E402
+from kb_data.harness.grade import Options, grade  # noqa: E402
+
+GELU = "v3/level1/26_GELU_"
+TRITON_GELU = ROOT / "tests" / "corpus" / "honest" / "triton_gelu.py"
+
+
+def _write(out: Path, name: str, data) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(data, indent=1, default=str))
+
+
+def overhead(args) -> dict:
+    ps = ProblemSet()
+    problem = ps.load(GELU)
+    code = TRITON_GELU.read_text()
+    t0 = time.monotonic()
+    rec, base = grade(problem, code, options=Options(measure_baseline=True))
+    first = {"wall_s": time.monotonic() - t0, "stages": json.loads(rec.harness_seconds), "status": rec.status}
+    index = BaselineIndex([base.to_row()])
+    runs = []
+    for i in range(args.repeats):
+        t0 = time.monotonic()
+        r, b = grade(problem, code + f"\n# run {i}\n", options=Options(), baselines=index)
+        runs.append({"wall_s": time.monotonic() - t0, "stages": json.loads(r.harness_seconds), "status": r.status,
+                     "speedup": r.speedup, "flags": r.flags, "baseline_measured": b is not None})
+    ref_runs = []
+    for i in range(args.repeats):
+        t0 = time.monotonic()
+        r, _ = grade(problem, problem.code + f"\n# run {i}\n", options=Options(require_custom_kernel=False), baselines=index)
+        ref_runs.append({"wall_s": time.monotonic() - t0, "stages": json.loads(r.harness_seconds), "status": r.status,
+                         "speedup": r.speedup})
+    res = {"first_with_baseline_measurement": first, "known_baseline_triton": runs, "known_baseline_reference": ref_runs,
+           "baseline": base.to_row()}
+    print(f"first grade (measures eager + torch.compile baseline): {first['wall_s']:.1f} s")
+    for name, rs in (("Triton GELU, baseline known", runs), ("reference as submission, baseline known", ref_runs)):
+        walls = [r["wall_s"] for r in rs]
+        sub = [r["stages"].get("import_and_build_submission", 0) for r in rs]
+        print(f"{name}: wall median {statistics.median(walls):.2f} s (min {min(walls):.2f}), of which importing/building "
+              f"the submission {statistics.median(sub):.2f} s; statuses {[r['status'] for r in rs]}")
+        print(f"  stages of the last run: {rs[-1]['stages']}")
+    return res
+
+
+def pool(args) -> dict:
+    from kb_data.harness.batch import run_batch
+
+    code = TRITON_GELU.read_text()
+    work = Path(tempfile.mkdtemp(prefix="kb-pool-"))
+    subs = work / "subs"
+    subs.mkdir()
+    manifest = []
+    for i in range(args.n):
+        p = subs / f"gelu_{i:03d}.py"
+        p.write_text(code + f"\n# submission {i}\n")
+        manifest.append(json.dumps({"problem": GELU, "submission": str(p), "model": "bench"}))
+    (work / "manifest.jsonl").write_text("\n".join(manifest) + "\n")
+    # one measured baseline shared by all, as in a real sweep
+    problem = ProblemSet().load(GELU)
+    _, base = grade(problem, code, options=Options(measure_baseline=True, compile_baseline=False))
+    bfile = work / "baseline.jsonl"
+    bfile.write_text(json.dumps(base.to_row()) + "\n")
+    t0 = time.monotonic()
+    sink = run_batch(work / "manifest.jsonl", work / "out", options=Options(model="bench"), workers="auto",
+                     baselines=BaselineIndex.from_files([bfile]), progress=False)
+    pool_s = time.monotonic() - t0
+    statuses = [r.status for r in sink.records()]
+    naive_s = []
+    for i in range(args.naive):
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-m", "kb_data.cli", "eval", GELU, str(subs / f"gelu_{i:03d}.py"),
+                        "--baselines", str(bfile), "--model", "naive"], capture_output=True, check=False)
+        naive_s.append(time.monotonic() - t0)
+    res = {"n": args.n, "pool_total_s": pool_s, "pool_per_sub_s": pool_s / args.n, "pool_statuses": statuses,
+           "naive_n": args.naive, "naive_per_sub_s": statistics.mean(naive_s) if naive_s else None, "naive_s": naive_s}
+    print(f"pool: {args.n} submissions in {pool_s:.1f} s = {pool_s / args.n:.2f} s each "
+          f"({3600 * args.n / pool_s:.0f}/hour); statuses: { {s: statuses.count(s) for s in set(statuses)} }")
+    if naive_s:
+        m = statistics.mean(naive_s)
+        print(f"fresh process per submission: {m:.2f} s each over {len(naive_s)} ({3600 / m:.0f}/hour); "
+              f"pool is {m / (pool_s / args.n):.2f}x faster")
+    return res
+
+
+def noise(args) -> dict:
+    ps = ProblemSet()
+    index = BaselineIndex.from_files([args.baselines])
+    ids = [pid for pid in ps.ids("v3", "level1") + ps.ids("v3", "level2")]
+    out = {}
+    for pid in ids:
+        problem = ps.load(pid)
+        row = index.lookup(pid, args.gpu)
+        if row is None or row["baseline_type"] != "pytorch_eager":
+            continue
+        speedups = []
+        for i in range(args.repeats):
+            r, _ = grade(problem, problem.code + f"\n# repeat {i}\n",
+                         options=Options(require_custom_kernel=False, check_fp64=False), baselines=index)
+            speedups.append(r.speedup if r.status == "ok" else None)
+        out[pid] = {"baseline_ms": row["baseline_ms"], "speedups": speedups}
+        ok = [s for s in speedups if s]
+        print(f"{pid:60s} base {row['baseline_ms']:.4f} ms  speedups {['%.3f' % s for s in ok]}"
+              + ("" if ok and all(abs(s - 1) <= 0.02 for s in ok) else "  <-- outside 1.00+/-0.02"))
+    flat = [s for v in out.values() for s in v["speedups"] if s]
+    if flat:
+        print(f"{len(out)} problems, {len(flat)} runs: speedup min {min(flat):.3f} median {statistics.median(flat):.3f} "
+              f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["overhead", "pool", "noise"])
+    ap.add_argument("--out", type=Path, default=Path("bench-out"))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--naive", type=int, default=10)
+    ap.add_argument("--baselines", type=Path)
+    ap.add_argument("--gpu", default="H200")
+    args = ap.parse_args()
+    res = {"overhead": overhead, "pool": pool, "noise": noise}[args.what](args)
+    _write(args.out, f"bench_harness_{args.what}.json", res)
+
+
+if __name__ == "__main__":
+    main()

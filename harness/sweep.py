@@ -1,0 +1,176 @@
+"""`kb baselines measure`: eager and torch.compile timings of every problem's reference.
+
+Compilation is CPU work and parallel; timing is GPU work and exclusive. So the sweep runs in
+two phases: (1) worker processes compile every reference in parallel, which fills the on-disk
+Inductor/Triton caches; (2) isolated children time the problems one at a time on a quiet GPU,
+recompiling from those caches. Rows are appended to a JSONL file as they are measured, so a
+re-run measures only what is missing; a problem that fails still gets a row saying why.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import json
+import os
+import time
+from pathlib import Path
+
+from kb_data import __version__ as HARNESS_VERSION
+from kb_data.problems import ProblemSet
+from kb_data.schema import Baseline
+from kb_data.harness.worker import context, device_lock, run_isolated
+
+
+def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple[str, float, str | None]:
+    """Phase 1 (in a pool process): compile the reference once so phase 2 finds it in the caches."""
+    import torch
+
+    from kb_data.problems import exec_problem_code
+    from kb_data.harness.execute import build_reference, make_inputs
+
+    t0 = time.monotonic()
+    try:
+        torch.cuda.set_device(torch.device(device))
+        mod = exec_problem_code(code, problem_id)
+        ref = build_reference(mod, rules, device, 0)
+        compiled = torch.compile(ref, mode=rules["compile_mode"])
+        inputs = make_inputs(mod, rules["timing_seed"], device)
+        with torch.no_grad():
+            for _ in range(3):  # compile, record the CUDA graph, replay
+                compiled(*inputs)
+        torch.cuda.synchronize()
+        return problem_id, time.monotonic() - t0, None
+    except Exception as e:
+        return problem_id, time.monotonic() - t0, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+
+
+def measure_chunk(job: dict) -> dict:
+    """Phase 2 (in an isolated child): time each problem of the chunk; one failure does not stop the chunk."""
+    import torch
+
+    from kb_data.problems import exec_problem_code
+    from kb_data.harness.execute import (_first_lines, _input_sets, _call, build_reference, degenerate_reason,
+                                         measure_baseline, versions, _driver_version, _sample)
+
+    device = torch.device(job["device"])
+    out = {"rows": [], "versions": versions()}
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        out["gpu_name"] = torch.cuda.get_device_name(device)
+        out["versions"]["driver_version"] = _driver_version()
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    for item in job["problems"]:
+        pid, rules = item["problem_id"], item["rules"]
+        row = {"problem_id": pid}
+        t0 = time.monotonic()
+        try:
+            mod = exec_problem_code(item["code"], pid)
+            ref = build_reference(mod, rules, device, 0)
+            sub = dict(job, compile_baseline=item["compile"])
+            if item.get("trials"):
+                sub["trials"] = item["trials"]
+            row.update(measure_baseline(mod, ref, rules, device, sub))
+            if job.get("degenerate") and row.get("eager_ms") is not None:
+                sets = _input_sets(mod, rules, device, job)
+                samples = []
+                for j, s in enumerate(sets):
+                    o = _call(ref, s, rules["timing_seed"] + j, "the reference")
+                    samples.append((j, [], [_sample(x) for x in (o if isinstance(o, (tuple, list)) else [o])
+                                            if isinstance(x, torch.Tensor)],
+                                    [_sample(x) for x in s if isinstance(x, torch.Tensor)]))
+                row["degenerate_reason"] = degenerate_reason(samples, 1e-3, 1e-3)
+            del ref
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"
+        row["seconds"] = time.monotonic() - t0
+        out["rows"].append(row)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return out
+
+
+def _done(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    done = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            done.add(json.loads(line)["problem_id"])
+        except (json.JSONDecodeError, KeyError):
+            continue
+    return done
+
+
+def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: str | None = None,
+          device: str = "cuda:0", compile_suites=("v3",), workers: int = 8, chunk: int = 8,
+          chunk_timeout_s: float = 600, max_seconds: float | None = None, problems_revision: str | None = None,
+          log=print) -> list[dict]:
+    """Measure every problem not yet in `out_path`; return the new rows."""
+    from kb_data.gpus import gpu_key
+    from kb_data.harness.grade import problems_revision_of
+
+    ps = ProblemSet(problems_root)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = _done(out_path)
+    todo = [pid for pid in problem_ids if pid not in done]
+    loaded = {pid: ps.load(pid) for pid in todo}
+    log(f"{len(done)} measured before, {len(todo)} to measure")
+    t_start = time.monotonic()
+
+    to_compile = [pid for pid in todo if loaded[pid].suite in compile_suites]
+    if to_compile and device.startswith("cuda"):
+        t0 = time.monotonic()
+        ctx = context()
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futs = [pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, device) for pid in to_compile]
+            for f in cf.as_completed(futs):
+                pid, secs, err = f.result()
+                if err:
+                    log(f"  compile {pid}: {err}")
+        log(f"phase 1: compiled {len(to_compile)} references with {workers} workers in {time.monotonic() - t0:.0f} s")
+
+    new_rows = []
+    revisions: dict[str, str | None] = {}
+    for i in range(0, len(todo), chunk):
+        if max_seconds and time.monotonic() - t_start > max_seconds:
+            log(f"stopping: time budget of {max_seconds:.0f} s spent; re-run to measure the rest")
+            break
+        part = todo[i:i + chunk]
+        job = {"entry": "baselines", "device": device, "degenerate": True, "problems": [
+            {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
+             "compile": loaded[pid].suite in compile_suites} for pid in part]}
+        with device_lock(device):
+            res = run_isolated(job, chunk_timeout_s)
+        rows = res.get("rows") or [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"} for pid in part
+                                   if pid not in {r['problem_id'] for r in res.get('rows') or []}]
+        gpu_name = res.get("gpu_name")
+        key = gpu or gpu_key(gpu_name)
+        for r in rows:
+            lp = loaded[r["problem_id"]]
+            rev = revisions.setdefault(lp.suite, problems_revision or problems_revision_of(lp))
+            b = Baseline(
+                problem_id=lp.problem_id, suite=lp.suite, gpu=key, gpu_name=gpu_name,
+                status="ok" if r.get("eager_ms") is not None else "error", error=r.get("error"),
+                eager_ms=r.get("eager_ms"), eager_p10_ms=r.get("eager_p10_ms"), eager_p90_ms=r.get("eager_p90_ms"),
+                compile_ms=r.get("compile_ms"), compile_p10_ms=r.get("compile_p10_ms"), compile_p90_ms=r.get("compile_p90_ms"),
+                compile_error=r.get("compile_error"), baseline_ms=r.get("baseline_ms"), baseline_type=r.get("baseline_type"),
+                p10_ms=r.get("p10_ms"), p90_ms=r.get("p90_ms"), n_trials=r.get("n_trials"), level=lp.level, problem=lp.file,
+                problem_sha256=lp.sha256, harness_version=HARNESS_VERSION, problems_revision=rev,
+                measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), source="measured",
+                **{k: (res.get("versions") or {}).get(k) for k in ("torch_version", "cuda_version", "triton_version", "driver_version")})
+            b.validate()
+            row = b.to_row()
+            row["degenerate_reason"] = r.get("degenerate_reason")  # problem-level evidence, merged into the problems dataset
+            row["seconds"] = r.get("seconds")
+            with open(out_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(row, sort_keys=True) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            new_rows.append(row)
+            log(f"  {b.problem_id}: eager {b.eager_ms} compile {b.compile_ms} -> {b.baseline_type}"
+                + (f" ERROR {b.error}" if b.error else ""))
+    log(f"measured {len(new_rows)} problems in {time.monotonic() - t_start:.0f} s "
+        f"({60 * len(new_rows) / max(time.monotonic() - t_start, 1e-9):.1f} problems/min)")
+    return new_rows

@@ -1,0 +1,208 @@
+"""The harness on real parts: bad submissions end as records with a status, the run goes on."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from kb_data.problems import ProblemSet
+from kb_data.rules import baseline_choice, rules_for, tolerance
+from kb_data.schema import RunRecord
+from kb_data.harness import timing
+from kb_data.harness.baselines import BaselineIndex
+from kb_data.harness.batch import RecordSink, run_batch
+from kb_data.harness.grade import Options, grade, static_checks
+from tests.corpus import SMALL_PROBLEMS
+
+GELU = "v3/level1/26_GELU_"
+HONEST_GELU = '''
+import math, torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+'''
+
+
+def _grade(code: str, problem: str = GELU, **kw):
+    opt = Options(device="cpu", trials=3, warmup=1, timeout_s=kw.pop("timeout_s", 120), **kw)
+    return grade(ProblemSet(SMALL_PROBLEMS).load(problem), code, options=opt)[0]
+
+
+BAD = {
+    "syntax": ("def broken(:\n", "compile_error", "syntax error at line 1"),
+    "no_class": ("import torch\nx = 1\n", "compile_error", "defines no nn.Module class Model"),
+    "import_raises": ("raise RuntimeError('boom at import')\n", "compile_error", "boom at import"),
+    "init_raises": ("import torch.nn as nn\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        raise ValueError('bad init')\n", "compile_error", "bad init"),
+    "forward_raises": ("import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                       "        raise KeyError('nope')\n", "runtime_error", "nope"),
+    "wrong_shape": ("import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x[:, :3].clone()\n",
+                    "incorrect", "shape"),
+    "nan": ("import torch, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+            "        return torch.full_like(x, float('nan'))\n", "incorrect", "NaN"),
+    "not_a_tensor": ("import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return 3.0\n",
+                     "incorrect", "expected a tensor"),
+    "cpu_oom": ("import torch, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                "        return torch.empty(1 << 44, dtype=torch.uint8)\n", "runtime_error", "alloc"),
+    "segfault": ("import ctypes, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                 "        return ctypes.string_at(0)\n", "crashed", "SIGSEGV"),
+    "exit": ("import os, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        os._exit(3)\n",
+             "crashed", "exited with code 3"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_submission_becomes_a_record(case):
+    code, status, needle = BAD[case]
+    rec = _grade(code)
+    assert rec.status == status, (rec.status, rec.error)
+    assert needle.lower() in (rec.error or "").lower(), rec.error
+    assert not rec.correct and rec.speedup is None
+    RunRecord.from_row(rec.to_row())  # a valid record
+
+
+def test_hang_times_out_and_the_next_job_runs():
+    hang = "import time, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        time.sleep(3600)\n"
+    t0 = time.monotonic()
+    rec = _grade(hang, timeout_s=15)
+    assert rec.status == "timeout" and "15 s" in rec.error
+    assert time.monotonic() - t0 < 60
+    ok = _grade(HONEST_GELU)
+    assert ok.status == "ok" and ok.correct, ok.error
+
+
+def test_honest_record_has_every_field():
+    rec = _grade(HONEST_GELU)
+    assert rec.status == "ok" and rec.correct and rec.compiled
+    assert rec.sol_ms > 0 and rec.sol_p10_ms <= rec.sol_ms <= rec.sol_p90_ms and rec.n_trials == 3
+    assert rec.ref_ms > 0 and rec.baseline_type == "pytorch_eager" and rec.baseline_source == "measured"
+    assert rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms)
+    assert rec.seeds[:5] == [42, 123, 456, 789, 1337] and len(rec.seeds) == 6  # plus a secret seed
+    assert (rec.atol, rec.rtol, rec.precision_used) == (1e-3, 1e-3, "fp32")
+    assert rec.max_abs_err is not None and rec.max_abs_err < 1e-3
+    assert rec.problem == "26_GELU_.py" and rec.problem_id == GELU and rec.suite == "v3" and rec.level == 1
+    assert len(rec.problem_sha256) == 64 and len(rec.solution_sha256) == 64
+    assert rec.problems_revision.startswith("local-") and rec.torch_version == torch.__version__
+    assert rec.gpu == "CPU" and rec.created_at and rec.record_id
+
+
+def test_known_baseline_is_used_and_not_remeasured():
+    row = {"problem_id": GELU, "gpu": "CPU", "baseline_ms": 12.5, "baseline_type": "pytorch_eager", "eager_ms": 12.5,
+           "status": "ok", "source": "measured", "torch_version": torch.__version__, "measured_at": "2026-01-01"}
+    opt = Options(device="cpu", trials=3, warmup=1)
+    rec, base = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=opt, baselines=BaselineIndex([row]))
+    assert base is None and rec.ref_ms == 12.5 and rec.speedup == pytest.approx(12.5 / rec.sol_ms)
+    stale = dict(row, torch_version="1.13.0")  # another software stack: not used
+    rec, base = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=opt, baselines=BaselineIndex([stale]))
+    assert base is not None and rec.ref_ms != 12.5
+
+
+def test_static_checks_see_timer_patching():
+    found = static_checks("import time\ntime.perf_counter = lambda: 0\nsetattr(torch.cuda, 'synchronize', None)\n", "s.py")
+    assert [k for k, _ in found["findings"]] == ["timer_tampered", "timer_tampered"]
+    assert static_checks("x = 1\n", "s.py")["findings"] == []
+
+
+def test_timer_surface_detects_replacement(monkeypatch):
+    snap = timing.snapshot_surface()
+    assert timing.timer_surface_changes(snap) == []
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    assert timing.timer_surface_changes(snap) == ["time.perf_counter"]
+
+
+def test_timer_quantiles_and_cpu_timing():
+    t = timing.Timing([5.0, 1.0, 3.0, 2.0, 4.0], "cpu")
+    assert t.median_ms == 3.0 and t.p10_ms == pytest.approx(1.4) and t.p90_ms == pytest.approx(4.6)
+    calls = []
+    out = timing.Timer("cpu", l2_flush=False).run(lambda i: calls.append(i) or time.sleep(0.01), warmup=2, trials=4)
+    assert calls == list(range(6)) and len(out.times_ms) == 4 and all(9 <= x < 200 for x in out.times_ms)
+
+
+def test_rules_are_data():
+    v3, v01 = rules_for("v3"), rules_for("v0.1")
+    assert tolerance(v3, "fp32") == (1e-3, 1e-3) and tolerance(v3, "bf16") == (1e-2, 1e-2)
+    assert tolerance(v3, "fp8") == (0.1, 0.05) and tolerance(v3, "int8") == (0.05, 0.02)
+    assert tolerance(v01, "fp32") == (1e-2, 1e-2)
+    assert baseline_choice(v3, 1.0, 0.94) == ("torch_compile", 0.94)
+    assert baseline_choice(v3, 1.0, 0.96) == ("pytorch_eager", 1.0)
+    assert baseline_choice(v01, 1.0, 0.1) == ("pytorch_eager", 1.0)
+    with pytest.raises(ValueError, match="unknown suite"):
+        rules_for("v2")
+
+
+def _batch_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "subs"
+    d.mkdir()
+    (d / "26_GELU_.py").write_text(HONEST_GELU)
+    (d / "23_Softmax").mkdir()
+    (d / "23_Softmax" / "solution.py").write_text(BAD["forward_raises"][0])
+    (d / "19_ReLU.py").write_text("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+                                  "        return x.clamp_min(0)\n")
+    return d
+
+
+def test_batch_is_resumable_and_goes_on_past_failures(tmp_path):
+    subs, out = _batch_dir(tmp_path), tmp_path / "out"
+    opt = Options(device="cpu", trials=3, warmup=1)
+    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    recs = {r.problem_id: r for r in sink.records()}
+    assert {k: r.status for k, r in recs.items()} == {GELU: "ok", "v3/level1/23_Softmax": "runtime_error",
+                                                       "v0.1/level1/19_ReLU": "ok"}
+    assert (out / "records.parquet").exists()
+    lines = (out / "records.jsonl").read_text().splitlines()
+    again = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert len(again.records()) == 3  # nothing graded twice
+    keep = [line for line in lines if json.loads(line)["problem_id"] != GELU]
+    (out / "records.jsonl").write_text("\n".join(keep) + "\n" + '{"cut": ')  # a line cut by a crash
+    third = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert sorted(r.problem_id for r in third.records()) == sorted(recs)
+
+
+def test_worker_pool_gives_the_same_records_as_one_worker(tmp_path):
+    subs = _batch_dir(tmp_path)
+    opt = Options(device="cpu", trials=3, warmup=1)
+    one = run_batch(subs, tmp_path / "one", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    two = run_batch(subs, tmp_path / "two", problems_root=SMALL_PROBLEMS, options=opt, workers=2, progress=False)
+    key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, r.flags)
+    assert sorted(map(key, one.records())) == sorted(map(key, two.records()))
+
+
+def test_ray_grades_the_same_as_the_local_path(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is the optional 'ray' extra")
+    subs = _batch_dir(tmp_path)
+    opt = Options(device="cpu", trials=3, warmup=1)
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
+    try:
+        via_ray = run_batch(subs, tmp_path / "ray", problems_root=SMALL_PROBLEMS, options=opt, use_ray=True,
+                            progress=False)
+    finally:
+        ray.shutdown()
+    local = run_batch(subs, tmp_path / "local", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, r.flags, r.problems_revision)
+    assert sorted(map(key, via_ray.records())) == sorted(map(key, local.records()))
+
+
+def test_record_sink_skips_torn_lines(tmp_path):
+    sink = RecordSink(tmp_path)
+    sink.path.write_text('{"problem_id": "a", "solution_sha256": "s", "model": "m"}\n{"trunc')
+    assert RecordSink(tmp_path).done == {"a|s|m"}
+
+
+@pytest.mark.gpu
+def test_cuda_fault_is_contained():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    fault = ("import torch, torch.nn as nn, triton, triton.language as tl\n"
+             "@triton.jit\ndef wild(p):\n    tl.store(p + (1 << 40), 1.0)\n"
+             "class Model(nn.Module):\n    def forward(self, x):\n        wild[(1,)](x)\n        return x.clone()\n")
+    rec = grade(ProblemSet().load(GELU), fault, options=Options(device="cuda:0"))[0]
+    assert rec.status in ("runtime_error", "crashed") and rec.error
+    oom = ("import torch, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+           "        return torch.empty(1 << 43, dtype=torch.uint8, device=x.device)\n")
+    rec = grade(ProblemSet().load(GELU), oom, options=Options(device="cuda:0"))[0]
+    assert rec.status == "runtime_error" and "out of memory" in rec.error.lower()
+    ok = grade(ProblemSet().load(GELU), HONEST_GELU, options=Options(device="cuda:0", require_custom_kernel=False))[0]
+    assert ok.status == "ok", ok.error
