@@ -125,8 +125,10 @@ def _to_device(x, device):
 
 
 def make_inputs(mod, seed: int, device) -> list:
+    """get_inputs() under the seed, drawn on the grading device (GB-sized CPU draws cost seconds each)."""
     _manual_seed(seed)
-    return [_to_device(x, device) for x in mod.get_inputs()]
+    with torch.device(device):
+        return [_to_device(x, device) for x in mod.get_inputs()]
 
 
 def clone_inputs(inputs: list) -> list:
@@ -145,14 +147,19 @@ def build_reference(mod, rules: dict, device, init_seed: int):
 
 
 def load_submission(code: str, name: str):
+    """Import the submission from a real file: Triton's @jit and tracebacks read the source back."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
     sha = hashlib.sha256(code.encode()).hexdigest()
     mod = types.ModuleType(f"kb_submission_{sha[:16]}")
-    mod.__file__ = name
-    import sys
-
+    path = Path(tempfile.mkdtemp(prefix="kb-sub-")) / f"{mod.__name__}.py"
+    path.write_text(code, encoding="utf-8")
+    mod.__file__ = str(path)
     sys.modules[mod.__name__] = mod
     try:
-        exec(compile(code, name, "exec"), mod.__dict__)
+        exec(compile(code, str(path), "exec"), mod.__dict__)
     except SyntaxError as e:
         raise Stage("compile_error", f"{name}: syntax error at line {e.lineno}: {e.msg}")
     except BaseException as e:  # includes load_inline build failures and SystemExit
