@@ -105,6 +105,7 @@ def _done(path: Path) -> set[str]:
 def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: str | None = None,
           device: str = "cuda:0", compile_suites=("v3",), workers: int = 8, chunk: int = 8,
           chunk_timeout_s: float = 600, max_seconds: float | None = None, problems_revision: str | None = None,
+          compile_budget_s: float = 300,
           log=print) -> list[dict]:
     """Measure every problem not yet in `out_path`; return the new rows."""
     from kb_data.gpus import gpu_key
@@ -119,17 +120,24 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     log(f"{len(done)} measured before, {len(todo)} to measure")
     t_start = time.monotonic()
 
-    to_compile = [pid for pid in todo if loaded[pid].suite in compile_suites]
+    # references with a documented defect cannot compile either
+    to_compile = [pid for pid in todo if loaded[pid].suite in compile_suites and not loaded[pid].metadata.get("KNOWN_ISSUE")]
     if to_compile and device.startswith("cuda"):
         t0 = time.monotonic()
-        ctx = context()
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futs = [pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, device) for pid in to_compile]
-            for f in cf.as_completed(futs):
-                pid, secs, err = f.result()
-                if err:
-                    log(f"  compile {pid}: {err}")
-        log(f"phase 1: compiled {len(to_compile)} references with {workers} workers in {time.monotonic() - t0:.0f} s")
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context())
+        futs = {pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, device): pid for pid in to_compile}
+        finished, late = cf.wait(futs, timeout=compile_budget_s)
+        for f in finished:
+            pid, secs, err = f.result()
+            if err:
+                log(f"  compile {pid}: {err}")
+        for f in late:
+            log(f"  compile {futs[f]}: not done within {compile_budget_s:.0f} s; phase 2 compiles it cold")
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()  # a compile that hangs must not hold the sweep
+        pool.shutdown(wait=False, cancel_futures=True)
+        log(f"phase 1: compiled {len(finished)}/{len(to_compile)} references with {workers} workers "
+            f"in {time.monotonic() - t0:.0f} s")
 
     new_rows = []
     revisions: dict[str, str | None] = {}

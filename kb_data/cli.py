@@ -134,7 +134,7 @@ def cmd_baselines_measure(args) -> int:
     ids = [pid for pid in ids if not missing_requirements(ps.paths[pid].read_text(encoding="utf-8"))]
     rows = sweep(ids, args.out, problems_root=args.problems, gpu=args.gpu_key, device=args.device,
                  compile_suites=tuple(x for x in args.compile_suites.split(",") if x), workers=args.workers,
-                 chunk=args.chunk, max_seconds=args.max_seconds)
+                 chunk=args.chunk, max_seconds=args.max_seconds, compile_budget_s=args.compile_budget)
     return 0 if rows is not None else 1
 
 
@@ -194,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compile-suites", default="v3,v0.1", help="suites whose references are also timed under torch.compile")
     p.add_argument("--max-seconds", type=float, help="stop starting new problems after this long (re-run resumes)")
     p.add_argument("--chunk", type=int, default=8, help="problems per isolated child")
+    p.add_argument("--compile-budget", type=float, default=300, help="seconds for the parallel compile phase")
     p.set_defaults(func=cmd_baselines_measure)
 
     # Run records: the commands live in kb_data.report, imported on use (pandas and matplotlib load slowly).
@@ -216,6 +217,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baselines", help="also write the derived baselines (median ref_ms) to this Parquet file")
     _add_problems_root(p)
     p.set_defaults(func=lambda a: importlib.import_module(".report", __package__).cmd_import_upstream(a))
+
+    # Datasets: build, publish, pull (kb_data.dataset_cli; the local store is the default).
+    def _ds(cmd):
+        return lambda a: getattr(importlib.import_module(".dataset_cli", __package__), cmd)(a)
+
+    def _store_args(p):
+        importlib.import_module(".dataset_cli", __package__).add_store_args(p)
+
+    def _source_args(p):
+        _add_problems_root(p)
+        p.add_argument("--suite", action="append", choices=["v0.1", "v3"], help="problems: suite(s) (default: v0.1 then v3)")
+        p.add_argument("--records", action="append", type=Path, help="runs: extra run records (.jsonl, .parquet or a folder)")
+        p.add_argument("--baselines", action="append", type=Path, help="baselines: extra measured baseline JSONL files")
+        p.add_argument("--workers", type=int, help="problems: analysis processes (default: up to 2)")
+        p.add_argument("--no-cache", action="store_true", help="problems: re-analyse every problem (no row cache)")
+        p.add_argument("--no-upstream", action="store_true",
+                       help="runs/baselines: leave out the shipped upstream sweep (and the baselines derived from it)")
+
+    p = sub.add_parser("build", help="build the datasets (problems, baselines, runs) and publish them into the local store")
+    p.add_argument("what", nargs="?", default="all", choices=["problems", "baselines", "runs", "all"])
+    _source_args(p)
+    p.add_argument("--out", type=Path, help="keep the built folders here (then nothing is published unless --publish)")
+    p.add_argument("--publish", action="store_true", help="with --out: publish as well")
+    _store_args(p)
+    p.set_defaults(func=_ds("cmd_build"))
+
+    p = sub.add_parser("publish", help="build (or take --folder) and publish one dataset to the local store or the Hub")
+    p.add_argument("dataset", help="problems, baselines, runs (or a full dataset name)")
+    p.add_argument("--tag", help="tag for the published commit (problems: default the suite); tags never move")
+    p.add_argument("--folder", type=Path, help="publish this built dataset folder instead of building")
+    p.add_argument("--message", help="commit message")
+    p.add_argument("--private", action="store_true", help="hub: create the repo private")
+    _source_args(p)
+    _store_args(p)
+    p.set_defaults(func=_ds("cmd_publish"))
+
+    p = sub.add_parser("pull", help="resolve a revision and materialise it as a dataset folder")
+    p.add_argument("dataset", help="problems, baselines, runs (or a full dataset name)")
+    p.add_argument("--revision", default="main", help="tag, branch or commit id (default main)")
+    p.add_argument("--out", type=Path, help="copy the folder here (default: print the store's snapshot folder)")
+    _store_args(p)
+    p.set_defaults(func=_ds("cmd_pull"))
+
+    p = sub.add_parser("revisions", help="list a dataset's branches and tags with their commit ids")
+    p.add_argument("dataset", help="problems, baselines, runs (or a full dataset name)")
+    _store_args(p)
+    p.set_defaults(func=_ds("cmd_revisions"))
 
     return ap
 

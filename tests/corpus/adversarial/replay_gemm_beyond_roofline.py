@@ -1,5 +1,5 @@
 """Computes the GEMM for the first calls, then replays the last product: "faster" than the H200 can multiply.
-Problem: v3/level1/1_Square_matrix_multiplication_
+Problem: v3/level1/8_Matmul_with_irregular_shapes_
 Verdict: rejected [stale_output, exceeds_roofline]
 Device: cuda
 """
