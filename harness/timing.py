@@ -20,6 +20,8 @@ _event_elapsed = torch.cuda.Event.elapsed_time
 _event_sync = torch.cuda.Event.synchronize
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
+WARMUP_MS = 200.0
+MAX_WARMUP_CALLS = 1000
 
 
 def _surface() -> dict:
@@ -105,8 +107,20 @@ class Timer:
         if self.flush_buf is not None:
             self.flush_buf.zero_()
 
-    def run(self, call, *, warmup: int, trials: int, prepare=None, check=None) -> Timing:
+    def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS) -> Timing:
+        """`warmup` untimed calls, and more until `warmup_ms` of wall time has passed (an idle GPU runs at
+        low clocks and needs tens of ms of work to reach its boost clock), then `trials` timed calls."""
         times = []
+        if self.cuda and warmup_ms > 0:
+            t0 = _perf_counter()
+            i = 0
+            while i < warmup or ((_perf_counter() - t0) * 1e3 < warmup_ms and i < MAX_WARMUP_CALLS):
+                if prepare is not None:
+                    prepare(i)
+                call(i)
+                _cuda_sync(self.device)
+                i += 1
+            warmup = 0
         for i in range(warmup + trials):
             if prepare is not None:
                 prepare(i)

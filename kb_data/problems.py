@@ -361,7 +361,7 @@ def analyze_on_meta(lp: LoadedProblem, with_trace: bool = True,
     records a KNOWN_ISSUE, it then runs once on CPU with the seed-42 inputs, if its inputs and
     state are under `cpu_fallback_max_bytes` (the result says `device="cpu"`).
     """
-    res = _analyze(lp, "meta", with_trace)
+    res = analyze_on(lp, "meta", with_trace)
     if res.error is None or lp.metadata.get("KNOWN_ISSUE") or res.inputs is None:
         return res
     bytes_in = sum(_numel_bytes(x) for x in res.inputs) + sum(
@@ -369,7 +369,7 @@ def analyze_on_meta(lp: LoadedProblem, with_trace: bool = True,
     if bytes_in > cpu_fallback_max_bytes:
         res.error += f" (data-dependent forward; {bytes_in / 1e9:.1f} GB of inputs and state is too large for a CPU run)"
         return res
-    cpu = _analyze(lp, "cpu", with_trace)
+    cpu = analyze_on(lp, "cpu", with_trace)
     return cpu if cpu.error is None else res
 
 
@@ -380,7 +380,7 @@ def _numel_bytes(spec: dict) -> int:
     return n * torch.empty(0, dtype=getattr(torch, spec["dtype"], torch.float32)).element_size()
 
 
-def _analyze(lp: LoadedProblem, device: str, with_trace: bool) -> MetaResult:
+def analyze_on(lp: LoadedProblem, device: str, with_trace: bool) -> MetaResult:
     res = MetaResult(device=device)
     recorder = AtenRecorder() if with_trace else None
     try:
@@ -456,12 +456,20 @@ SHORT_DTYPES = {
 }
 
 
+TRACE_LIST_MAX = 16
+
+
 def fmt_arg(a) -> str:
     if isinstance(a, torch.Tensor):
         s = f"{SHORT_DTYPES.get(dtype_name(a.dtype), dtype_name(a.dtype))}[{', '.join(str(d) for d in a.shape)}]"
         return s if a.is_contiguous() else s + "{nc}"
     if isinstance(a, (list, tuple)):
-        return "[" + ", ".join(fmt_arg(x) for x in a) + "]"
+        items = [fmt_arg(x) for x in a[:TRACE_LIST_MAX]]
+        if len(a) > TRACE_LIST_MAX and all(isinstance(x, torch.Tensor) for x in a):
+            items.append(f"...(+{len(a) - TRACE_LIST_MAX})")  # the specs' spelling of long tensor lists
+        else:
+            items += [fmt_arg(x) for x in a[TRACE_LIST_MAX:]]
+        return "[" + ", ".join(items) + "]"
     if isinstance(a, torch.dtype):
         return dtype_name(a)
     if isinstance(a, float):
@@ -570,10 +578,15 @@ def _requires_of(lp_or_code) -> list[str]:
         return []
 
 
+# Meta-device failures that mean "data-dependent forward" rather than "broken problem".
+DATA_DEPENDENT_ERRORS = ("Tensor.item() cannot be called on meta tensors", "'Meta' backend", "data-dependent",
+                         "data dependent")
+
+
 @dataclass
 class Validation:
     problem_id: str
-    status: str  # ok | known_issue | needs_extra | failed
+    status: str  # ok | known_issue | data_dependent | needs_extra | failed
     message: str = ""
     meta: MetaResult | None = None
 
@@ -599,6 +612,8 @@ def validate_path(path: Path, root: Path) -> Validation:
     if meta.error:
         if known:
             return Validation(pid, "known_issue", f"meta run fails as documented: {meta.error}", meta)
+        if any(p in meta.error for p in DATA_DEPENDENT_ERRORS):
+            return Validation(pid, "data_dependent", f"builds and loads; its forward needs real data: {meta.error}", meta)
         return Validation(pid, "failed", f"{path}: the reference does not run on meta: {meta.error}", meta)
     if not meta.outputs:
         return Validation(pid, "failed", f"{path}: forward returned no tensor", meta)

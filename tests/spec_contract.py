@@ -149,7 +149,12 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
     if fwd_params[:len(tensor_names)] != tensor_names and "forward_signature" not in rec:
         errs.append(f"forward parameters {fwd_params}, spec inputs {tensor_names}")
 
-    meta = P.analyze_on_meta(lp, with_trace=True)
+    meta = P.analyze_on(lp, "meta", with_trace=True)
+    # transformers asks .item() of its inputs (mask or padding checks); the spec's recorder answered those
+    # as on real inputs, so on meta the trace is compared up to that point only.
+    hf_item = bool(meta.error and ".item()" in meta.error and "transformers" in (lp.metadata.get("REQUIRES") or []))
+    if meta.error and not hf_item:
+        meta = P.analyze_on_meta(lp, with_trace=True)  # data-dependent forwards fall back to a CPU run
     if meta.state_dict is not None:
         exp_sd = [[k, list(s), d] for k, s, d in rec.get("state_dict") or []]
         if meta.state_dict != exp_sd:
@@ -172,7 +177,7 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
                     if got.get("generator") not in (g.replace(" ", ""), f"derived({g.replace(' ', '')})"):
                         errs.append(f"input {exp['name']}: generator {got.get('generator')}, spec {g}")
     has_trace = rec.get("aten_trace") is not None
-    if meta.error and has_trace:
+    if meta.error and has_trace and not hf_item:
         errs.append(f"meta run failed: {meta.error}")
     if not meta.error:
         exp_out = [{"shape": o["shape"], "dtype": o["dtype"]} for o in rec.get("outputs") or []]
@@ -184,7 +189,10 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
             errs.append(f"min_bytes {meta.min_bytes}, spec {rec['min_bytes']} ({meta.min_bytes_parts})")
     if has_trace:
         cut = len(rec["aten_trace"]) >= 2000
-        errs += _trace_diff(rec["aten_trace"], meta.trace or [], "aten_trace", prefix_only=cut)
+        if hf_item:
+            errs += _trace_diff(rec["aten_trace"][:len(meta.trace or [])], meta.trace or [], "aten_trace (up to .item())")
+        else:
+            errs += _trace_diff(rec["aten_trace"], meta.trace or [], "aten_trace", prefix_only=cut)
     elif rec.get("aten_trace_partial") is not None:
         errs += _trace_diff(rec["aten_trace_partial"], meta.trace or [], "aten_trace_partial", prefix_only=True)
     if rec.get("init_trace"):
