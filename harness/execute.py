@@ -440,26 +440,35 @@ def _input_sets(mod, rules, device, job) -> list:
     return [first] + [make_inputs(mod, base + j, device) for j in range(1, k)]
 
 
+class RotatingInputs:
+    """The timed calls' inputs: call i copies input set i % K into the same buffers and reseeds,
+    so every call sees other values than the one before (nothing can be replayed) at the same addresses."""
+
+    def __init__(self, mod, rules, device, job):
+        self.sets = _input_sets(mod, rules, device, job)
+        self.seeds = [rules["timing_seed"] + j for j in range(len(self.sets))]
+        self.work = clone_inputs(self.sets[0])
+
+    def prepare(self, i: int) -> None:
+        k = i % len(self.sets)
+        for w, s in zip(self.work, self.sets[k]):
+            if isinstance(w, torch.Tensor):
+                w.copy_(s)
+        _manual_seed(self.seeds[k])
+
+
 def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timing.Timing:
     """Median over the rule's trials. Each call gets other values in the same buffers, and its output is
     re-checked against the reference for those values: cached or replayed outputs fail."""
-    sets = _input_sets(mod, rules, device, job)
-    seeds = [rules["timing_seed"] + j for j in range(len(sets))]
+    rot = RotatingInputs(mod, rules, device, job)
+    sets, seeds, work, prepare = rot.sets, rot.seeds, rot.work, rot.prepare
     ref_outs = [_call(ref, clone_inputs(s), sd, "the reference") for s, sd in zip(sets, seeds)]
     again = _call(ref, clone_inputs(sets[0]), seeds[0], "the reference")
     recheck = compare(ref_outs[0], again, rules, atol, rtol)[0]  # a stateful reference cannot be re-checked
     del again
     if not recheck:
         res["flag_details"]["recheck_skipped"] = "the reference itself is not repeatable (stateful forward)"
-    work = clone_inputs(sets[0])
     stale = []
-
-    def prepare(i):
-        k = i % len(sets)
-        for w, s in zip(work, sets[k]):
-            if isinstance(w, torch.Tensor):
-                w.copy_(s)
-        _manual_seed(seeds[k])
 
     def call(i):
         with torch.no_grad():
@@ -488,16 +497,8 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timin
 
 def measure_baseline(mod, ref, rules, device, job) -> dict:
     """Time the reference eagerly and, where the rules use it, under torch.compile."""
-    sets = _input_sets(mod, rules, device, job)
-    work = clone_inputs(sets[0])
-    seeds = [rules["timing_seed"] + j for j in range(len(sets))]
-
-    def prepare(i):
-        k = i % len(sets)
-        for w, s in zip(work, sets[k]):
-            if isinstance(w, torch.Tensor):
-                w.copy_(s)
-        _manual_seed(seeds[k])
+    rot = RotatingInputs(mod, rules, device, job)
+    work, prepare = rot.work, rot.prepare
 
     def timed(model):
         def call(i):

@@ -357,12 +357,13 @@ def analyze_on_meta(lp: LoadedProblem, with_trace: bool = True,
                     cpu_fallback_max_bytes: int = CPU_FALLBACK_MAX_BYTES) -> MetaResult:
     """Run the reference once on meta; a failure is returned in `error`, not raised.
 
-    A forward with data-dependent shapes or `.item()` cannot run on meta; unless the problem
-    records a KNOWN_ISSUE, it then runs once on CPU with the seed-42 inputs, if its inputs and
+    A forward with data-dependent shapes or `.item()` cannot run on meta; a problem that declares
+    the `data_dependent` quirk then runs once on CPU with the seed-42 inputs, if its inputs and
     state are under `cpu_fallback_max_bytes` (the result says `device="cpu"`).
     """
     res = analyze_on(lp, "meta", with_trace)
-    if res.error is None or lp.metadata.get("KNOWN_ISSUE") or res.inputs is None:
+    if (res.error is None or lp.metadata.get("KNOWN_ISSUE") or res.inputs is None
+            or "data_dependent" not in (lp.metadata.get("QUIRKS") or [])):
         return res
     bytes_in = sum(_numel_bytes(x) for x in res.inputs) + sum(
         _numel_bytes({"shape": s, "dtype": d}) for _, s, d in res.state_dict or [])
