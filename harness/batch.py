@@ -76,6 +76,12 @@ class RecordSink:
         self.lock = threading.Lock()
         self.done: set[str] = set()
         if self.path.exists():
+            with open(self.path, "rb+") as f:  # a crash mid-write leaves a torn last line: end it
+                f.seek(0, os.SEEK_END)
+                if f.tell():
+                    f.seek(-1, os.SEEK_END)
+                    if f.read(1) != b"\n":
+                        f.write(b"\n")
             for line in self.path.read_text(encoding="utf-8").splitlines():
                 try:
                     r = json.loads(line)

@@ -71,22 +71,24 @@ def run_isolated(job: dict, timeout_s: float) -> dict:
     t0 = time.monotonic()
     proc.start()
     send.close()
-    result = None
+    result, timed_out = None, False
     try:
         if recv.poll(timeout_s):
             result = recv.recv()
+        else:
+            timed_out = True
     except (EOFError, OSError):
-        result = None
+        result = None  # the child died before sending: its exit code says how
     finally:
         recv.close()
     wall = time.monotonic() - t0
     if result is None:
-        if proc.is_alive():
+        if timed_out:
             proc.kill()
             proc.join(10)
             result = {"status": "timeout", "error": f"no result after {timeout_s:.0f} s; the worker was killed"}
         else:
-            proc.join(10)
+            proc.join(30)
             code = proc.exitcode
             why = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
                    else f"exited with code {code}")
