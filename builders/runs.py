@@ -1,0 +1,158 @@
+"""Run records -> the `kernelbench-v3-runs` dataset folder (default config, one split `train`).
+
+    build_runs(records, "out/kernelbench-v3-runs")          # a fresh folder
+    plan = plan_append(existing_rows, records, staging_dir)  # what a publish adds to a dataset
+
+Records are append-only: a batch becomes a shard `data/train-<hash>.parquet` whose name is a
+content hash of its record ids, so the same batch always has the same name, and publishing
+records whose ids are already in the dataset adds nothing. The card is re-rendered from all rows
+(old + new) on every append.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb_data.schema import SCHEMA_VERSION, RunRecord, SchemaError, schema_markdown
+
+from .common import (
+    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, gpu_key, md_table, records_table, render_card,
+    validate_records, write_bytes_atomic, write_parquet, yaml_block,
+)
+
+CONFIG = "default"
+SPLIT = "train"
+SHARD_GLOB = f"data/{SPLIT}-*.parquet"
+SHARD_ROWS = 100_000
+
+
+def shard_path(record_ids) -> str:
+    digest = hashlib.sha256("\n".join(sorted(record_ids)).encode("utf-8")).hexdigest()
+    return f"data/{SPLIT}-{digest[:16]}.parquet"
+
+
+def shipped_runs(problems_root: str | Path | None = None) -> list[RunRecord]:
+    """The imported upstream sweep (`kb_data.importer`, imported lazily: it is optional here)."""
+    from kb_data import importer
+
+    fn = getattr(importer, "import_upstream", None) or getattr(importer, "import_upstream_csv")
+    return list(fn(problems=problems_root) if problems_root is not None else fn())
+
+
+def prepare_records(records, where: str = "") -> list[RunRecord]:
+    """Validate, drop exact duplicates, refuse two different records with one id; sorted by record_id."""
+    by_id: dict[str, RunRecord] = {}
+    for rec in validate_records(records, RunRecord, where):
+        old = by_id.get(rec.record_id)
+        if old is not None and old != rec:
+            diff = next(f for f, v in rec.to_row().items() if old.to_row()[f] != v)
+            raise SchemaError(f"{where}RunRecord.record_id {rec.record_id!r}: two different records share it "
+                              f"(first difference: {diff!r})")
+        by_id[rec.record_id] = rec
+    return [by_id[k] for k in sorted(by_id)]
+
+
+def _shards(records: list[RunRecord]) -> list[tuple[str, list[RunRecord]]]:
+    chunks = [records[i:i + SHARD_ROWS] for i in range(0, len(records), SHARD_ROWS)] or [[]]
+    return [(shard_path(r.record_id for r in chunk), chunk) for chunk in chunks]
+
+
+def build_runs(records, out: str | Path) -> BuildResult:
+    """A fresh folder holding every record (an empty build holds one empty shard)."""
+    recs = prepare_records(records)
+    with Staging(out) as tmp:
+        for rel, chunk in _shards(recs):
+            write_parquet(records_table(chunk, RunRecord), tmp / rel)
+        write_bytes_atomic(tmp / "README.md", runs_card(recs).encode("utf-8"))
+    return BuildResult(RUNS, Path(out), len(recs), {CONFIG: {SPLIT: len(recs)}})
+
+
+@dataclass
+class AppendPlan:
+    """What publishing `records` onto a dataset that already holds `existing` rows adds."""
+
+    new: list[RunRecord]
+    already_present: int
+    conflicts: list[str] = field(default_factory=list)  # ids present with other content (kept as published)
+    files: dict[str, Path] = field(default_factory=dict)  # repo path -> staged file (new shards + README.md)
+    total: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not self.new
+
+
+def plan_append(existing_rows: list[dict], records, staging: str | Path) -> AppendPlan:
+    """Stage the shard(s) of the records not yet in the dataset and the re-rendered card."""
+    recs = prepare_records(records)
+    existing = {r["record_id"]: r for r in existing_rows}
+    new = [r for r in recs if r.record_id not in existing]
+    present = [r for r in recs if r.record_id in existing]
+    conflicts = [r.record_id for r in present if _comparable(r.to_row()) != _comparable(existing[r.record_id])]
+    plan = AppendPlan(new, len(present), conflicts, total=len(existing) + len(new))
+    if not new:
+        return plan
+    old = validate_records(((f"published record_id {rid}", row) for rid, row in sorted(existing.items())), RunRecord)
+    staging = Path(staging)
+    for rel, chunk in _shards(new):
+        write_parquet(records_table(chunk, RunRecord), staging / rel)
+        plan.files[rel] = staging / rel
+    everything = sorted(old + new, key=lambda r: r.record_id)
+    write_bytes_atomic(staging / "README.md", runs_card(everything).encode("utf-8"))
+    plan.files["README.md"] = staging / "README.md"
+    return plan
+
+
+def _comparable(row: dict) -> str:
+    return json.dumps({k: v for k, v in row.items()}, sort_keys=True, default=str)
+
+
+_RUN_DIR_DATE = re.compile(r"run_(\d{4})(\d{2})(\d{2})_")
+
+
+def runs_card(records: list[RunRecord]) -> str:
+    configs = [{"config_name": CONFIG, "default": True, "data_files": [{"split": SPLIT, "path": SHARD_GLOB}]}]
+    n = len(records)
+    sources = Counter(r.source for r in records)
+    upstream = [r for r in records if r.source == "upstream"]
+    dates = sorted({"-".join(m.groups()) for r in upstream if r.run_dir and (m := _RUN_DIR_DATE.match(r.run_dir))})
+    models = sorted({r.model or "(none)" for r in records})
+    per_model = []
+    for m in models:
+        rs = [r for r in records if (r.model or "(none)") == m]
+        per_model.append([m, len(rs), sum(bool(r.compiled) for r in rs), sum(bool(r.correct) for r in rs),
+                          ", ".join(sorted({r.gpu for r in rs if r.gpu}, key=gpu_key))])
+    flags = Counter(f for r in records for f in (r.flags or []))
+    values = {
+        "configs_yaml": yaml_block(configs),
+        "size_category": "n<1K" if n < 1000 else "1K<n<10K" if n < 10000 else "10K<n<100K" if n < 100000 else "100K<n<1M",
+        "n_records": n,
+        "n_upstream": sources.get("upstream", 0),
+        "n_local": sources.get("local", 0),
+        "n_models": len(models) if records else 0,
+        "n_correct": sum(bool(r.correct) for r in records),
+        "n_compiled": sum(bool(r.compiled) for r in records),
+        "n_gpus": len({r.gpu for r in records if r.gpu}),
+        "upstream_span": (f"runs dated {dates[0]} to {dates[-1]}, {len({r.run_dir for r in upstream})} run directories"
+                          if dates else "no dated runs"),
+        "counts_by_source": md_table(["source", "records"], [[f"`{k}`", sources[k]] for k in sorted(sources)])
+        if records else "No records yet.",
+        "counts_by_status": md_table(["status", "records"], [[f"`{k}`", v] for k, v in
+                                                            sorted(Counter(r.status or "(none)" for r in records).items())])
+        if records else "No records yet.",
+        "counts_by_gpu_level": crosstab(((r.gpu or "(none)", f"level {r.level}" if r.level is not None else "(none)")
+                                         for r in records), row_key=gpu_key, row_title="GPU")
+        if records else "No records yet.",
+        "counts_by_model": md_table(["model", "records", "compiled", "correct", "GPUs"], per_model)
+        if records else "No records yet.",
+        "counts_by_flag": md_table(["flag", "records"], [[f"`{k}`", flags[k]] for k in sorted(flags)])
+        if flags else "No record carries an anomaly flag.",
+        "schema_table": schema_markdown(RunRecord),
+        "schema_version": SCHEMA_VERSION,
+        "citation": UPSTREAM_CITATIONS["kernelbench-v3"] + "\n\n" + UPSTREAM_CITATIONS["kernelbench"],
+    }
+    return render_card("runs", values)
