@@ -271,8 +271,40 @@ def collect_rows(suite: str, root: str | Path | None = None, *, workers: int | N
                             lambda i, status, value: done(jobs[i][0], jobs[i][1], status, value))
     if errors:
         raise ProblemError(f"{len(errors)} problem file(s) of suite {suite} cannot be built:\n  " + "\n  ".join(sorted(errors)))
+    checks = problem_checks()
+    for pid in pids:
+        check = checks.get((pid, rows[pid]["sha256"]))
+        if check is not None:
+            rows[pid] = dict(rows[pid], degenerate=check["degenerate"], degenerate_reason=check["degenerate_reason"])
     records = validate_records([(pid, rows[pid]) for pid in pids], Problem)
     return sorted(records, key=lambda r: natural_key(r.problem_id))
+
+
+def _degenerate_text(records: list[Problem]) -> str:
+    measured = [r for r in records if r.degenerate is not None]
+    if not measured:
+        return "Not measured for this revision (`degenerate` is null in every row)."
+    bad = [r for r in measured if r.degenerate]
+    text = (f"Measured on a GPU for {len(measured)} of {len(records)} problems; degenerate: {len(bad)} "
+            "(a copy or constant kernel can pass these on the suite's inputs, so the harness also checks "
+            "submissions on off-distribution inputs there).")
+    if bad:
+        text += "\n\n" + md_table(["problem", "why"], [[f"`{r.problem_id}`", r.degenerate_reason] for r in bad])
+    return text
+
+
+def problem_checks() -> dict:
+    """Problem-level evidence measured on a GPU (kb_data/data/problem_checks_*.jsonl, written from
+    `kb baselines measure`): is the reference's output nearly constant, or nearly one of its inputs,
+    for the suite's inputs. Keyed by (problem id, sha256 of the code it was measured on), so evidence
+    about an older version of a file never attaches to a newer one."""
+    out = {}
+    for path in sorted((Path(__file__).resolve().parent.parent / "kb_data" / "data").glob("problem_checks_*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                out[(row["problem_id"], row["problem_sha256"])] = row
+    return out
 
 
 # ---------------------------------------------------------------------------- folder
@@ -362,6 +394,7 @@ def problems_card(records: list[Problem], configs: dict[str, dict[str, list]], s
         "counts_by_op_type": md_table(["op_type", "problems"], [[f"`{k}`", op_types[k]] for k in sorted(op_types)]),
         "known_issues": md_table(["problem", "known issue"], [[f"`{r.problem_id}`", r.known_issue] for r in known])
         if known else "None in this revision.",
+        "degenerate": _degenerate_text(records),
         "rules_table": rules_markdown(records),
         "schema_table": schema_markdown(Problem),
         "schema_version": SCHEMA_VERSION,
