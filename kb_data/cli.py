@@ -108,8 +108,19 @@ def cmd_eval(args) -> int:
         return 0
     if not (args.problem and args.submission):
         raise ValueError("give a problem and a submission file, or --batch")
-    rec, base = grade_file(args.problem, args.submission, suite=args.suite, problems_root=args.problems,
-                           options=opt, baselines=baselines)
+    if args.revision:  # the problem as a dataset revision pins it: code, rules and the immutable id
+        from .harness.grade import grade
+        from .store import open_store
+        from .stream import stream_problem
+
+        store = open_store("hub", org=args.org) if args.store == "hub" else open_store("local")
+        hit = stream_problem(args.problem, args.revision, store=store, suite=args.suite)
+        code = args.submission.read_text(encoding="utf-8", errors="replace")
+        rec, base = grade(hit.problem, code, name=str(args.submission), options=opt, baselines=baselines,
+                          problems_revision=hit.revision)
+    else:
+        rec, base = grade_file(args.problem, args.submission, suite=args.suite, problems_root=args.problems,
+                               options=opt, baselines=baselines)
     row = rec.to_row()
     row.pop("solution_code")
     print(json.dumps(row, indent=1, sort_keys=True))
@@ -175,6 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baselines", type=Path, action="append", default=[],
                    help="baseline JSONL files to look up (default: the shipped measured baselines)")
     p.add_argument("--measure-baseline", action="store_true", help="measure the baseline even when one is known")
+    p.add_argument("--revision", help="grade against the problem at this revision of the problems dataset "
+                                     "(streamed from --store) instead of the local problems/ files")
+    p.add_argument("--store", choices=["local", "hub"], default="local")
+    p.add_argument("--org", help="Hub organisation of the datasets (with --store hub)")
     p.add_argument("--workers", default="auto", help="batch: 'auto' (one per visible GPU) or a number")
     p.add_argument("--ray", action="store_true", help="batch: run the jobs as Ray tasks")
     p.add_argument("--address", help="Ray cluster address")

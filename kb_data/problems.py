@@ -76,6 +76,7 @@ class LoadedProblem:
     problem_id: str
     code: str
     path: Path | None = None
+    pinned_rules: dict | None = None  # the rules a dataset row carries; else the suite's current rules
     _module: types.ModuleType | None = field(default=None, repr=False)
 
     @property
@@ -120,7 +121,7 @@ class LoadedProblem:
 
     @property
     def rules(self) -> dict:
-        return rules_for(self.suite)
+        return self.pinned_rules if self.pinned_rules is not None else rules_for(self.suite)
 
 
 def exec_problem_code(code: str, where: str, sha: str | None = None) -> types.ModuleType:

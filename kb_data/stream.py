@@ -93,4 +93,6 @@ def stream_problem(ref: str, revision: str = DEFAULT_BRANCH, *, store: Store | s
     row = rows[0]
     if hashlib.sha256(row["code"].encode("utf-8")).hexdigest() != row["sha256"]:
         raise ValueError(f"{row['problem_id']} at {rev[:12]}: code does not match its sha256; the data is damaged")
-    return StreamedProblem(load_source(row["code"], row["problem_id"]), row, rev, dataset, st.kind)
+    problem = load_source(row["code"], row["problem_id"])
+    problem.pinned_rules = row.get("rules") or None  # pinning a revision pins its grading rules
+    return StreamedProblem(problem, row, rev, dataset, st.kind)

@@ -206,3 +206,20 @@ def test_cuda_fault_is_contained():
     assert rec.status == "runtime_error" and "out of memory" in rec.error.lower()
     ok = grade(ProblemSet().load(GELU), HONEST_GELU, options=Options(device="cuda:0", require_custom_kernel=False))[0]
     assert ok.status == "ok", ok.error
+
+
+def test_grading_a_pinned_revision_records_its_id_and_rules(tmp_path):
+    """Problems streamed from a store revision: the record names that revision's immutable id."""
+    from kb_data.builders.problems import build_problems
+    from kb_data.store import open_store
+    from kb_data.stream import stream_problem
+
+    store = open_store("local", root=tmp_path / "store")
+    build_problems(tmp_path / "v3", "v3", SMALL_PROBLEMS, cache=False)
+    published = store.publish("kernelbench-v3-problems", tmp_path / "v3", tag="v3")
+    hit = stream_problem("26_GELU_", "v3", store=store)
+    assert hit.problem.rules == hit.row["rules"] and hit.revision == store.resolve("kernelbench-v3-problems", "v3")
+    rec, _ = grade(hit.problem, HONEST_GELU, options=Options(device="cpu", trials=3, warmup=1),
+                   problems_revision=hit.revision)
+    assert rec.status == "ok" and rec.problems_revision == hit.revision and rec.problem_id == GELU
+    assert rec.problem_sha256 == hit.row["sha256"] and published is not None
