@@ -5,6 +5,8 @@ NVIDIA_SWEEP = ["RTX3090", "H100", "B200"]
 # v3 problems swept on fewer targets than their directory's default.
 V3_ONLY_ON = {
     "v3/graphics": ["RTX3090"],
+    "v3/tile_specialized": ["H100", "B200"],
+    "v3/cutile": ["B200"],
     "v3/level4/9_FP4_BlockScaled_Matmul": ["B200"],
 }
 

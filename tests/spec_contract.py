@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kb_data import problems as P  # noqa: E402
+from kb_data import targets  # noqa: E402
 
 SPECS_DIR = Path(__file__).resolve().parent / "specs"
 RANDOM_INIT_OPS = ("uniform_", "normal_", "randn", "rand", "randint", "random_", "bernoulli", "randperm",
@@ -124,6 +125,8 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
             errs.append(f"constant {k} missing")
         elif not _same(_plain(getattr(mod, k)), v):
             errs.append(f"constant {k} = {_plain(getattr(mod, k))!r}, spec {v!r}")
+    if "gpus" in rec and targets.gpus_for(lp.problem_id) != rec["gpus"]:
+        errs.append(f"swept on {targets.gpus_for(lp.problem_id)}, spec {rec['gpus']}")
     for k, v in (rec.get("metadata") or {}).items():
         if not hasattr(mod, k):
             errs.append(f"metadata {k} missing")

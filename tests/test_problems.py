@@ -99,6 +99,9 @@ def test_kb_ls_counts(capsys):
     assert main(["ls", "--suite", "v3", "--ids-only"]) == 0
     v3 = capsys.readouterr().out.split()
     assert len(v3) == 86 and sum("/metal_" in i for i in v3) == 26
+    for gpu, n in (("H100", 54), ("RTX3090", 43), ("B200", 58), ("M4MAX", 26)):
+        assert main(["ls", "--suite", "v3", "--gpu", gpu, "--ids-only"]) == 0
+        assert len(capsys.readouterr().out.split()) == n, gpu
     assert main(["ls", "--suite", "v3", "--gpu", "B200", "--ids-only"]) == 0
     b200 = capsys.readouterr().out.split()
     assert "v3/level4/9_FP4_BlockScaled_Matmul" in b200 and not any("graphics" in i for i in b200)
