@@ -217,9 +217,14 @@ def _stats_close(got: float, exp, scale: float, rel: float) -> bool:
     return abs(got - exp) <= rel * max(abs(exp), scale, 1e-6)
 
 
+SLOW_ON_CPU = ("bfloat16", "float16", "int8", "uint8", "float8_e4m3fn")  # no fast CPU GEMM/conv paths
+
+
 def numeric_cost(rec: dict) -> float:
-    """Rough CPU cost of the fingerprint run: FLOPs plus bytes touched."""
-    return float(rec.get("flops") or 0) + 20.0 * float(rec.get("min_bytes") or 0)
+    """Rough CPU cost of the fingerprint run: FLOPs plus bytes touched, x20 for dtypes without fast CPU kernels."""
+    cost = float(rec.get("flops") or 0) + 20.0 * float(rec.get("min_bytes") or 0)
+    slow = any(i.get("dtype") in SLOW_ON_CPU for i in rec.get("inputs") or [])
+    return cost * (20.0 if slow else 1.0)
 
 
 def check_numeric(rec: dict, root: Path = ROOT / "problems") -> list[str]:

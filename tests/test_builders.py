@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import re
 from collections import Counter
 
@@ -36,6 +37,9 @@ def rows_v01(root):
 
 # ---------------------------------------------------------------------------- problems
 
+CHECKS = pb.problem_checks()
+
+
 def test_problem_rows_are_the_files(root, rows_v3, rows_v01):
     assert [r.problem_id for r in rows_v01] == ["v0.1/level1/19_ReLU", "v0.1/level1/23_Softmax",
                                                  "v0.1/level2/12_Gemm_Multiply_LeakyReLU"]
@@ -44,7 +48,8 @@ def test_problem_rows_are_the_files(root, rows_v3, rows_v01):
         assert isinstance(r, Problem)
         assert r.code == (root / (r.problem_id + ".py")).read_text(encoding="utf-8")
         assert r.rules["suite"] == r.suite
-        assert r.degenerate is None  # merged later from a data file
+        measured = CHECKS.get((r.problem_id, r.sha256))  # GPU evidence, matched by code hash
+        assert r.degenerate == (measured["degenerate"] if measured else None)
 
 
 def test_problems_folder_layout_and_load(tmp_path, rows_v3):
@@ -283,3 +288,16 @@ def test_worker_processes_give_the_same_rows_and_contain_crashes(tmp_path, root,
     bad.write_text("import os\nos._exit(3)\n")
     with pytest.raises(ProblemError, match=rf"{re.escape(str(bad))}: the analysis worker died \(exit code 3\)"):
         pb.collect_rows("v3", tmp_path / "r", cache=False, workers=2)
+
+
+def test_gpu_evidence_attaches_only_to_the_code_it_was_measured_on(tmp_path):
+    real = Path(__file__).resolve().parents[1] / "problems"
+    rows = pb.collect_rows("v3", real, ids=["v3/level1/40_LayerNorm", "v3/level1/23_Softmax"], cache=False)
+    by_id = {r.problem_id: r for r in rows}
+    assert by_id["v3/level1/40_LayerNorm"].degenerate is True and "equals one of its inputs" in by_id["v3/level1/40_LayerNorm"].degenerate_reason
+    assert by_id["v3/level1/23_Softmax"].degenerate is False
+    edited = tmp_path / "problems" / "v3" / "level1"
+    edited.mkdir(parents=True)
+    (edited / "40_LayerNorm.py").write_text((real / "v3" / "level1" / "40_LayerNorm.py").read_text() + "\n# edited\n")
+    (row,) = pb.collect_rows("v3", tmp_path / "problems", cache=False)
+    assert row.degenerate is None  # evidence about another version of the file is not reused
