@@ -131,6 +131,15 @@ def make_inputs(mod, seed: int, device) -> list:
         return [_to_device(x, device) for x in mod.get_inputs()]
 
 
+def _input_specs(mod) -> list:
+    """The inputs' shapes and dtypes without drawing them (meta device), as far as get_inputs allows."""
+    try:
+        with torch.device("meta"):
+            return list(mod.get_inputs())
+    except Exception:
+        return list(mod.get_inputs())
+
+
 def clone_inputs(inputs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in inputs]
 
@@ -297,7 +306,7 @@ def _execute(job: dict, res: dict) -> None:
         mod = exec_problem_code(job["problem_code"], job["problem_id"])
     except ProblemError as e:
         raise Stage("runtime_error", f"the problem failed to load: {e}")
-    first = [x for x in mod.get_inputs() if isinstance(x, torch.Tensor)]
+    first = [x for x in _input_specs(mod) if isinstance(x, torch.Tensor)]
     precision = precision_class(str(first[0].dtype) if first else None, rules)
     atol, rtol = tolerance(rules, precision)
     res.update(precision_used=precision, atol=atol, rtol=rtol)
