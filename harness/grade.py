@@ -22,7 +22,6 @@ from pathlib import Path
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.gpus import gpu_key, roofline_ms
 from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta
-from kb_data.rules import precision_class
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.worker import device_lock, run_isolated

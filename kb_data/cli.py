@@ -14,7 +14,7 @@ def _add_problems_root(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ls(args) -> int:
-    from .problems import ProblemSet, load_problem
+    from .problems import ProblemSet
     from .targets import gpus_for
 
     ps = ProblemSet(args.problems)
