@@ -102,17 +102,24 @@ def versions() -> dict:
 
 
 def _driver_version() -> str | None:
-    try:
-        import ctypes
+    """The NVIDIA kernel driver's version (e.g. 580.159.04), not the CUDA API version."""
+    import re
+    import subprocess
 
-        lib = ctypes.CDLL("libcuda.so.1")
-        ver = ctypes.c_int()
-        if lib.cuDriverGetVersion(ctypes.byref(ctypes.c_int(0))) is not None:
-            lib.cuDriverGetVersion(ctypes.byref(ver))
-            return f"{ver.value // 1000}.{(ver.value % 1000) // 10}"
-    except Exception:
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as f:
+            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
         return None
-    return None
+    lines = out.stdout.split()
+    return lines[0] if out.returncode == 0 and lines else None
 
 
 # ---------------------------------------------------------------------------
@@ -432,7 +439,7 @@ def check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx
                                [_sample(o) for o in _outputs(ref_out) if isinstance(o, torch.Tensor)],
                                [_sample(x) for x in inputs if isinstance(x, torch.Tensor)]))
         if i == 0:
-            ctx["first_inputs"], ctx["first_out"], ctx["first_ref"] = ref_inputs, out, ref_out
+            ctx["first_inputs"] = ref_inputs
         del out, ref_out
     return True
 
@@ -547,7 +554,6 @@ FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fi
 def dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx, job) -> None:
     inputs = ctx["first_inputs"]
     seed = rules["seeds"][0]
-    ctx.pop("first_out", None), ctx.pop("first_ref", None)
     big = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)) > FP64_CHECK_MAX_BYTES
     checks = [
         ("profile", job.get("require_custom_kernel", True),
