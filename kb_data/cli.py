@@ -14,7 +14,7 @@ def _add_problems_root(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ls(args) -> int:
-    from .problems import ProblemSet
+    from .problems import ProblemSet, source_constants
     from .targets import gpus_for
 
     ps = ProblemSet(args.problems)
@@ -27,7 +27,7 @@ def cmd_ls(args) -> int:
             print(pid)
         else:
             code = ps.paths[pid].read_text(encoding="utf-8")
-            facts = _quick_facts(code)
+            facts = source_constants(code, ("OP_TYPE", "KNOWN_ISSUE", "REQUIRES"))
             print(f"{pid}\tlevel={_level(pid)}\top_type={facts.get('OP_TYPE') or '-'}\tgpus={','.join(gpus) or 'any'}"
                   + ("\tknown_issue" if facts.get("KNOWN_ISSUE") else "")
                   + (f"\trequires={','.join(facts['REQUIRES'])}" if facts.get("REQUIRES") else ""))
@@ -40,26 +40,6 @@ def _level(pid: str) -> int:
     from .problems import level_of
 
     return level_of(pid.split("/")[1])
-
-
-def _quick_facts(code: str) -> dict:
-    """Metadata constants read from the source without executing it (fast `kb ls`)."""
-    import ast
-
-    out = {}
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return out
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("OP_TYPE", "KNOWN_ISSUE", "REQUIRES"):
-                try:
-                    out[name] = ast.literal_eval(node.value)
-                except ValueError:
-                    pass
-    return out
 
 
 def cmd_validate(args) -> int:

@@ -558,26 +558,31 @@ def _forward_param_names(mod) -> list[str]:
 PYTHON_EXTRAS = {"transformers": "hf", "einops": "einops", "numpy": None, "triton": "triton"}
 
 
-def missing_requirements(lp_or_code) -> list[str]:
-    """Python packages named in REQUIRES that are not importable here."""
+def source_constants(code: str, names: tuple[str, ...]) -> dict:
+    """Literal module constants read from source without executing it (a missing extra would raise)."""
+    import ast
+
+    out = {}
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return out
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in names:
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
+
+
+def missing_requirements(code: str) -> list[str]:
+    """Python packages named in a problem's REQUIRES that are not importable here."""
     import importlib.util
 
-    reqs = _requires_of(lp_or_code)
+    reqs = source_constants(code, ("REQUIRES",)).get("REQUIRES") or []
     return [r for r in reqs if r in PYTHON_EXTRAS and importlib.util.find_spec(r) is None]
-
-
-def _requires_of(lp_or_code) -> list[str]:
-    if isinstance(lp_or_code, LoadedProblem):
-        lp_or_code = lp_or_code.code
-    m = re.search(r"^REQUIRES\s*=\s*(\[[^\]]*\])", lp_or_code, re.M)
-    if not m:
-        return []
-    try:
-        import ast
-
-        return list(ast.literal_eval(m.group(1)))
-    except (ValueError, SyntaxError):
-        return []
 
 
 # Meta-device failures that mean "data-dependent forward" rather than "broken problem".
