@@ -110,6 +110,9 @@ def pool(args) -> dict:
 
 
 def noise(args) -> dict:
+    """Three ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
+    the submission, trial for trial), the reference timed alone in the same worker just before, and the
+    stored baseline row (another process, another time)."""
     ps = ProblemSet()
     index = BaselineIndex.from_files([args.baselines])
     ids = [pid for pid in ps.ids("v3", "level1") + ps.ids("v3", "level2")]
@@ -119,19 +122,28 @@ def noise(args) -> dict:
         row = index.lookup(pid, args.gpu)
         if row is None or row["baseline_type"] != "pytorch_eager":
             continue
-        speedups = []
+        runs = []
         for i in range(args.repeats):
             r, _ = grade(problem, problem.code + f"\n# repeat {i}\n",
                          options=Options(require_custom_kernel=False, check_fp64=False), baselines=index)
-            speedups.append(r.speedup if r.status == "ok" else None)
-        out[pid] = {"baseline_ms": row["baseline_ms"], "speedups": speedups}
-        ok = [s for s in speedups if s]
-        print(f"{pid:60s} base {row['baseline_ms']:.4f} ms  speedups {['%.3f' % s for s in ok]}"
-              + ("" if ok and all(abs(s - 1) <= 0.02 for s in ok) else "  <-- outside 1.00+/-0.02"))
-    flat = [s for v in out.values() for s in v["speedups"] if s]
-    if flat:
-        print(f"{len(out)} problems, {len(flat)} runs: speedup min {min(flat):.3f} median {statistics.median(flat):.3f} "
-              f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
+            ok = r.status == "ok" and r.sol_ms
+            runs.append({"status": r.status, "flags": r.flags, "error": r.error, "sol_ms": r.sol_ms,
+                         "paired": r.speedup if ok else None,
+                         "alone": r.ref_alone_ms / r.sol_ms if ok and r.ref_alone_ms else None,
+                         "stored": row["baseline_ms"] / r.sol_ms if ok else None})
+        out[pid] = {"baseline_ms": row["baseline_ms"], "runs": runs}
+        show = lambda k: " ".join("%.3f" % x[k] if x[k] else x["status"] for x in runs)
+        bad = any(x["paired"] is None or abs(x["paired"] - 1) > 0.02 for x in runs)
+        print(f"{pid:58s} {row['baseline_ms']:8.4f} ms  paired {show('paired')}  alone {show('alone')}  "
+              f"stored {show('stored')}" + ("  <-- outside 1.00+/-0.02" if bad else ""))
+        for x in runs:
+            if x["status"] != "ok":
+                print(f"    {x['status']}: {x['flags']} {str(x['error'])[:200]}")
+    for kind in ("paired", "alone", "stored"):
+        flat = [x[kind] for v in out.values() for x in v["runs"] if x[kind]]
+        if flat:
+            print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
+                  f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
     return out
 
 

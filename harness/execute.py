@@ -22,6 +22,7 @@ import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds tor
 from kb_data.harness import timing
 from kb_data.problems import exec_problem_code, ProblemError
 from kb_data.rules import baseline_choice, precision_class, tolerance
+from kb_data.schema import EAGER_BASELINE_TYPES
 
 # Aten ops heavy enough that calling them from a candidate means the framework did the work.
 HEAVY_OPS = {
@@ -50,6 +51,9 @@ REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|
 PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}
 PRECISION_FACTOR = 20.0
 CONSTANT_REL = 1e-6
+# How much slower the paired reference may run than the same reference timed alone before the submission
+# loaded. Honest pairs agree within a few percent on a GPU; CPU timing on a shared machine is far noisier.
+REFERENCE_SLOWDOWN_LIMIT = {"cuda": 1.25, "cpu": 2.0}
 _TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__  # captured before any submission loads
 _manual_seed = torch.manual_seed  # a submission that wraps it must not learn the (secret) seeds
 
@@ -288,11 +292,34 @@ def _overlaps(a: tuple[int, int], spans: list) -> bool:
     return any(a[0] < hi and lo < a[1] for lo, hi in spans)
 
 
+def _kept_spans(ref, inputs) -> list[tuple[int, int]]:
+    """Storages that must survive the reference's outputs being poisoned: inputs, and every tensor the
+    reference module holds (parameters, buffers, plain tensor attributes)."""
+    held = list(inputs) + list(ref.state_dict(keep_vars=True).values())
+    for m in ref.modules():
+        held += [v for v in vars(m).values() if isinstance(v, torch.Tensor)]
+    return _storages(held)
+
+
+def _poison(out, keep: list[tuple[int, int]]) -> None:
+    """Fill a reference output's memory with 0xFF bytes (NaN in every float format, -1 in ints) before it is
+    freed: a later output allocated over it that the candidate never writes holds garbage, not an answer."""
+    for o in _outputs(out):
+        if not isinstance(o, torch.Tensor) or not o.numel():
+            continue
+        st = o.untyped_storage()
+        if _overlaps((st.data_ptr(), st.data_ptr() + st.nbytes()), keep):
+            continue
+        raw = torch.empty(0, dtype=torch.uint8, device=o.device)
+        raw.set_(st, 0, (st.nbytes(),))
+        raw.fill_(255)
+
+
 def _sample(t: torch.Tensor, n: int = 65536) -> torch.Tensor:
     flat = t.detach().reshape(-1)
     if flat.numel() > n:
         flat = flat[:: max(1, flat.numel() // n)][:n]
-    return flat.float().cpu()
+    return flat.to(device="cpu", dtype=torch.float32, copy=True)  # a copy: the output is poisoned later
 
 
 # ---------------------------------------------------------------------------
@@ -329,6 +356,18 @@ def _execute(job: dict, res: dict) -> None:
         stage("baseline")
     if job.get("baseline_only"):
         return
+    # An eager baseline is timed again beside the candidate (paired trials): a baseline from another process
+    # or another hour differs by clocks and L2 state. It is first timed alone, before the submission exists
+    # in this process, so a submission that slows what the reference calls is seen.
+    measured = res.get("baseline")
+    pair = job.get("pair_reference", False) and (
+        measured is None or (measured.get("baseline_type") in EAGER_BASELINE_TYPES and measured.get("eager_ms") is not None))
+    if pair:
+        alone = measured["eager_ms"] if measured else None
+        if alone is None:
+            alone = time_model(ref, RotatingInputs(mod, rules, device, job), rules, device, job).median_ms
+            stage("reference_alone")
+        res["ref_alone_ms"] = alone
 
     sub = load_submission(job["submission_code"], job.get("submission_name", "submission.py"))
     cls = candidate_class(sub, rules)
@@ -348,8 +387,15 @@ def _execute(job: dict, res: dict) -> None:
         return
     res["correct"] = True
 
-    timed = time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job)
+    timed, timed_ref = time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair=pair)
     res.update(sol_ms=timed.median_ms, sol_p10_ms=timed.p10_ms, sol_p90_ms=timed.p90_ms, n_trials=len(timed.times_ms))
+    if timed_ref is not None:
+        res["ref_paired_ms"] = timed_ref.median_ms
+        limit = REFERENCE_SLOWDOWN_LIMIT[device.type]
+        # p10 of the paired calls: interference from outside only adds time, a patched op slows every call
+        if timed_ref.p10_ms > limit * res["ref_alone_ms"]:
+            _flag(res, "reference_slowed", f"beside the submission the reference's p10 was {timed_ref.p10_ms:.4g} ms, "
+                  f"alone before it was loaded its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
     stage("timing")
 
     dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx, job)
@@ -378,7 +424,8 @@ def _harness_surface() -> dict:
     names = ["compare", "check_output_type", "make_inputs", "time_candidate", "check_correctness", "dynamic_checks"]
     out = {f"harness.{n}": (me, n) for n in names}
     out.update({f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record")})
-    out["harness.timing.Timer.run"] = (timing.Timer, "run")
+    out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("run", "run_paired", "_timed")})
+    out["harness.time_model"] = (me, "time_model")
     return out
 
 
@@ -400,19 +447,20 @@ def check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx
         inputs = make_inputs(mod, seed, device)
         ref_inputs = clone_inputs(inputs)  # untouched copy: the candidate cannot pre-write the reference's inputs
         in_spans = _storages(inputs)
+        keep = _kept_spans(ref, ref_inputs)
         out = _call(cand, inputs, seed, "the candidate")
         timing.synchronize(device)
         why = check_output_type(out)
         if why:
             _flag(res, "lazy_output", why)
             raise Stage("rejected", why)
+        reused = False
         for o in _outputs(out):
             if isinstance(o, torch.Tensor) and o.numel():
                 span = _storages([o])[0]
                 if _overlaps(span, in_spans):
                     _flag(res, "output_aliases_input", f"seed {seed}: the output shares storage with an input")
-                if span[0] in ctx["ref_ptrs"]:
-                    _flag(res, "output_reused_memory", f"seed {seed}: the output lives where an earlier reference output was freed")
+                reused |= span[0] in ctx["ref_ptrs"]
         ref_out = _call(ref, ref_inputs, seed, "the reference")
         timing.synchronize(device)
         for o in _outputs(ref_out):
@@ -424,6 +472,9 @@ def check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx
         if not passed:
             if "cannot be graded" in (why or ""):
                 raise Stage("runtime_error", why)
+            if reused:  # an allocator reusing that memory is normal; returning it unwritten is the hack
+                _flag(res, "output_reused_memory",
+                      f"seed {seed}: the output lives where an earlier (poisoned) reference output was freed, and is wrong")
             if secret and public_ok:
                 _flag(res, "stale_output", f"correct on the published seeds {rules['seeds']}, wrong on a secret seed: {why}")
                 res["status"], res["error"] = "rejected", f"wrong on a secret seed only: {why}"
@@ -440,6 +491,7 @@ def check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx
                                [_sample(x) for x in inputs if isinstance(x, torch.Tensor)]))
         if i == 0:
             ctx["first_inputs"] = ref_inputs
+        _poison(ref_out, keep)
         del out, ref_out
     return True
 
@@ -473,14 +525,16 @@ class RotatingInputs:
         _manual_seed(self.seeds[k])
 
 
-def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timing.Timing:
+def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair: bool = False):
     """Median over the rule's trials. Each call gets other values in the same buffers, and its output is
-    re-checked against the reference for those values: cached or replayed outputs fail."""
+    re-checked against the reference for those values: cached or replayed outputs fail. With `pair`, the
+    eager reference is timed in the same loop, trial for trial: (candidate timing, reference timing or None)."""
     rot = RotatingInputs(mod, rules, device, job)
     sets, seeds, work, prepare = rot.sets, rot.seeds, rot.work, rot.prepare
     ref_outs = [_call(ref, clone_inputs(s), sd, "the reference") for s, sd in zip(sets, seeds)]
     again = _call(ref, clone_inputs(sets[0]), seeds[0], "the reference")
     recheck = compare(ref_outs[0], again, rules, atol, rtol)[0]  # a stateful reference cannot be re-checked
+    _poison(again, _kept_spans(ref, [x for s in sets for x in s] + work))
     del again
     if not recheck:
         res["flag_details"]["recheck_skipped"] = "the reference itself is not repeatable (stateful forward)"
@@ -490,6 +544,10 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timin
         with torch.no_grad():
             return cand(*work)
 
+    def call_reference(i):
+        with torch.no_grad():
+            return ref(*work)
+
     def check(i, out):
         if recheck and not stale:
             ok, why, _, _ = compare(ref_outs[i % len(sets)], out, rules, atol, rtol)
@@ -498,8 +556,9 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timin
 
     timer = timing.Timer(device, l2_flush=rules["l2_flush"])
     try:
-        t = timer.run(call, warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
-                      prepare=prepare, check=check)
+        t, t_ref = timer.run_paired(call, call_reference if pair else None,
+                                    warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
+                                    prepare=prepare, check=check)
     except Stage:
         raise
     except torch.cuda.OutOfMemoryError:
@@ -508,25 +567,24 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job) -> timin
         raise Stage("runtime_error", f"the candidate raised while being timed: {type(e).__name__}: {_first_lines(e)}")
     if stale:
         _flag(res, "stale_output", f"an output did not match its call's inputs ({stale[0]})")
-    return t
+    return t, t_ref
+
+
+def time_model(model, rot: RotatingInputs, rules, device, job) -> timing.Timing:
+    """The rule's warm-up and trials of one trusted model (the reference, eager or compiled)."""
+    def call(i):
+        with torch.no_grad():
+            return model(*rot.work)
+    return timing.Timer(device, l2_flush=rules["l2_flush"]).run(
+        call, warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]), prepare=rot.prepare)
 
 
 def measure_baseline(mod, ref, rules, device, job) -> dict:
     """Time the reference eagerly and, where the rules use it, under torch.compile."""
     rot = RotatingInputs(mod, rules, device, job)
-    work, prepare = rot.work, rot.prepare
-
-    def timed(model):
-        def call(i):
-            with torch.no_grad():
-                return model(*work)
-        t = timing.Timer(device, l2_flush=rules["l2_flush"]).run(
-            call, warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]), prepare=prepare)
-        return t
-
     out = {"eager_ms": None, "compile_ms": None, "compile_error": None}
     try:
-        t = timed(ref)
+        t = time_model(ref, rot, rules, device, job)
         out.update(eager_ms=t.median_ms, eager_p10_ms=t.p10_ms, eager_p90_ms=t.p90_ms, n_trials=len(t.times_ms))
     except Exception as e:
         out["error"] = f"the reference failed: {type(e).__name__}: {_first_lines(e, 4)}"
@@ -534,7 +592,7 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
     if job.get("compile_baseline", rules["baseline"] == "compile_if_faster"):
         try:
             compiled = torch.compile(ref, mode=rules["compile_mode"])
-            t = timed(compiled)
+            t = time_model(compiled, rot, rules, device, job)
             out.update(compile_ms=t.median_ms, compile_p10_ms=t.p10_ms, compile_p90_ms=t.p90_ms)
         except Exception as e:
             out["compile_error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"

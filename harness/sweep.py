@@ -30,6 +30,9 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
 
     t0 = time.monotonic()
     try:
+        import torch._inductor.config as inductor_config
+
+        inductor_config.compile_threads = 1  # the pool already runs one compile per core
         torch.cuda.set_device(torch.device(device))
         mod = exec_problem_code(code, problem_id)
         ref = build_reference(mod, rules, device, 0)
@@ -122,6 +125,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
 
     # references with a documented defect cannot compile either
     to_compile = [pid for pid in todo if loaded[pid].suite in compile_suites and not loaded[pid].metadata.get("KNOWN_ISSUE")]
+    not_compiled: dict[str, str] = {}  # problem -> why phase 2 times it eagerly only
     if to_compile and device.startswith("cuda"):
         t0 = time.monotonic()
         pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context())
@@ -132,7 +136,9 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
             if err:
                 log(f"  compile {pid}: {err}")
         for f in late:
-            log(f"  compile {futs[f]}: not done within {compile_budget_s:.0f} s; phase 2 compiles it cold")
+            # compiling it cold in phase 2 could take the whole chunk down with it: eager only, and the row says why
+            not_compiled[futs[f]] = f"torch.compile did not finish within the sweep's {compile_budget_s:.0f} s compile budget"
+            log(f"  compile {futs[f]}: not done within {compile_budget_s:.0f} s; timed eagerly only")
         for proc in list(getattr(pool, "_processes", {}).values()):
             proc.kill()  # a compile that hangs must not hold the sweep
         pool.shutdown(wait=False, cancel_futures=True)
@@ -148,7 +154,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
         part = todo[i:i + chunk]
         job = {"entry": "baselines", "device": device, "degenerate": True, "problems": [
             {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
-             "compile": loaded[pid].suite in compile_suites} for pid in part]}
+             "compile": loaded[pid].suite in compile_suites and pid not in not_compiled} for pid in part]}
         with device_lock(device):
             res = run_isolated(job, chunk_timeout_s)
         rows = res.get("rows") or [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"} for pid in part
@@ -163,7 +169,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
                 status="ok" if r.get("eager_ms") is not None else "error", error=r.get("error"),
                 eager_ms=r.get("eager_ms"), eager_p10_ms=r.get("eager_p10_ms"), eager_p90_ms=r.get("eager_p90_ms"),
                 compile_ms=r.get("compile_ms"), compile_p10_ms=r.get("compile_p10_ms"), compile_p90_ms=r.get("compile_p90_ms"),
-                compile_error=r.get("compile_error"), baseline_ms=r.get("baseline_ms"), baseline_type=r.get("baseline_type"),
+                compile_error=r.get("compile_error") or not_compiled.get(r["problem_id"]), baseline_ms=r.get("baseline_ms"), baseline_type=r.get("baseline_type"),
                 p10_ms=r.get("p10_ms"), p90_ms=r.get("p90_ms"), n_trials=r.get("n_trials"), level=lp.level, problem=lp.file,
                 problem_sha256=lp.sha256, harness_version=HARNESS_VERSION, problems_revision=rev,
                 measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), source="measured",

@@ -110,40 +110,54 @@ class Timer:
     def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS) -> Timing:
         """`warmup` untimed calls, and more until `warmup_ms` of wall time has passed (an idle GPU runs at
         low clocks and needs tens of ms of work to reach its boost clock), then `trials` timed calls."""
-        times = []
+        return self.run_paired(call, None, warmup=warmup, trials=trials, prepare=prepare, check=check,
+                               warmup_ms=warmup_ms)[0]
+
+    def run_paired(self, subject, other, *, warmup: int, trials: int, prepare=None, check=None,
+                   warmup_ms: float = WARMUP_MS) -> tuple[Timing, Timing | None]:
+        """Time `subject` and, when given, `other` in alternating trials (ABBA order), so that clock,
+        thermal and L2 drift fall on both alike and their ratio stays put. `check(i, out)` sees the
+        subject's outputs only."""
+        calls = [subject] + ([other] if other is not None else [])
+        times: list[list[float]] = [[] for _ in calls]
         if self.cuda and warmup_ms > 0:
             t0 = _perf_counter()
             i = 0
             while i < warmup or ((_perf_counter() - t0) * 1e3 < warmup_ms and i < MAX_WARMUP_CALLS):
-                if prepare is not None:
-                    prepare(i)
-                call(i)
-                _cuda_sync(self.device)
+                for call in calls:
+                    if prepare is not None:
+                        prepare(i)
+                    call(i)
+                    _cuda_sync(self.device)
                 i += 1
             warmup = 0
         for i in range(warmup + trials):
-            if prepare is not None:
-                prepare(i)
-            self.flush()
-            if self.cuda:
-                _cuda_sync(self.device)
-                start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-                _event_record(start)
-                out = call(i)
-                _cuda_sync(self.device)  # all streams: work left on a side stream is still counted
-                _event_record(end)
-                _event_sync(end)
-                ms = _event_elapsed(start, end)
-            else:
-                t0 = _perf_counter()
-                out = call(i)
-                ms = (_perf_counter() - t0) * 1e3
-            if check is not None:
-                check(i, out)
-            del out
-            if i >= warmup:
-                times.append(ms)
-        return Timing(times, "cuda" if self.cuda else "cpu")
+            for j in (range(len(calls)) if i % 2 == 0 else reversed(range(len(calls)))):
+                if prepare is not None:
+                    prepare(i)
+                ms, out = self._timed(calls[j], i)
+                if check is not None and j == 0:
+                    check(i, out)
+                del out
+                if i >= warmup:
+                    times[j].append(ms)
+        kind = "cuda" if self.cuda else "cpu"
+        return Timing(times[0], kind), (Timing(times[1], kind) if other is not None else None)
+
+    def _timed(self, call, i: int):
+        self.flush()
+        if self.cuda:
+            _cuda_sync(self.device)
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _event_record(start)
+            out = call(i)
+            _cuda_sync(self.device)  # all streams: work left on a side stream is still counted
+            _event_record(end)
+            _event_sync(end)
+            return _event_elapsed(start, end), out
+        t0 = _perf_counter()
+        out = call(i)
+        return (_perf_counter() - t0) * 1e3, out
 
 
 def synchronize(device: torch.device) -> None:

@@ -73,7 +73,7 @@ def cmd_eval(args) -> int:
     baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
     opt = Options(model=args.model, gpu=args.gpu, device=args.device, timeout_s=args.timeout, trials=args.trials,
                   warmup=args.warmup, require_custom_kernel=not args.allow_framework,
-                  measure_baseline=True if args.measure_baseline else None)
+                  measure_baseline=True if args.measure_baseline else None, pair_reference=not args.no_pair)
     if args.batch:
         from .harness.batch import run_batch
 
@@ -166,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baselines", type=Path, action="append", default=[],
                    help="baseline JSONL files to look up (default: the shipped measured baselines)")
     p.add_argument("--measure-baseline", action="store_true", help="measure the baseline even when one is known")
+    p.add_argument("--no-pair", action="store_true",
+                   help="speedup against the stored eager baseline, not the reference timed beside the submission")
     p.add_argument("--revision", help="grade against the problem at this revision of the problems dataset "
                                      "(streamed from --store) instead of the local problems/ files")
     p.add_argument("--store", choices=["local", "hub"], default="local")

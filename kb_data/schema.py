@@ -27,13 +27,18 @@ SCHEMA_VERSION = "1.0"
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected")
 BASELINE_TYPES = ("pytorch_eager", "torch_compile", "pytorch")  # "pytorch": upstream's older eager-only runs
-BASELINE_SOURCES = ("measured", "derived")
+EAGER_BASELINE_TYPES = ("pytorch_eager", "pytorch")
+BASELINE_SOURCES = ("measured", "derived")  # timed on the GPU by `kb baselines measure`, or from published runs
+# a run record's baseline may also be "paired": the eager reference timed in the grading worker, trial for
+# trial with the submission (what the speedup of an eager-baseline problem is computed from)
+RUN_BASELINE_SOURCES = BASELINE_SOURCES + ("paired",)
 RECORD_SOURCES = ("upstream", "local")
 FLAGS = (
     "output_aliases_input",
     "output_reused_memory",
     "side_stream_work",
     "timer_tampered",
+    "reference_slowed",     # the reference ran slower once the submission was loaded (it patched what the reference calls)
     "nondeterministic",
     "no_custom_kernel",
     "calls_reference_ops",
@@ -289,9 +294,11 @@ class RunRecord(Record):
     sol_p10_ms: float = _f(F64)
     sol_p90_ms: float = _f(F64)
     n_trials: int = _f(I64)
-    baseline_source: str = _f(STR, enum=BASELINE_SOURCES)
-    eager_ms: float = _f(F64)
-    compile_ms: float = _f(F64)
+    baseline_source: str = _f(STR, enum=RUN_BASELINE_SOURCES)
+    eager_ms: float = _f(F64, doc="the baseline row's eager median")
+    compile_ms: float = _f(F64, doc="the baseline row's torch.compile median")
+    ref_alone_ms: float = _f(F64, doc="paired baselines: the eager reference timed alone in the worker before the "
+                                      "submission was loaded (the guard against a submission slowing the reference)")
     flags: list = _f(LIST_STR, enum=FLAGS)
     flag_details: str = _f(STR, doc="JSON: evidence behind each flag")
     solution_sha256: str = _f(STR)
