@@ -52,8 +52,11 @@ PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}
 PRECISION_FACTOR = 20.0
 CONSTANT_REL = 1e-6
 # How much slower the paired reference may run than the same reference timed alone before the submission
-# loaded. Honest pairs agree within a few percent on a GPU; CPU timing on a shared machine is far noisier.
-REFERENCE_SLOWDOWN_LIMIT = {"cuda": 1.25, "cpu": 2.0}
+# loaded. Measured on the H200 (reference graded as its own submission, 30 problems x 2): alone/paired
+# ranged 0.82-1.32 for launch-bound problems of 0.05-0.15 ms, so the bound is loose; patching is caught
+# exactly by the identity check of the torch surface, this catches what that cannot see (dispatcher
+# overrides, background work).
+REFERENCE_SLOWDOWN_LIMIT = {"cuda": 2.0, "cpu": 2.0}
 _TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__  # captured before any submission loads
 _manual_seed = torch.manual_seed  # a submission that wraps it must not learn the (secret) seeds
 
@@ -369,6 +372,12 @@ def _execute(job: dict, res: dict) -> None:
             stage("reference_alone")
         res["ref_alone_ms"] = alone
 
+    # what the reference computes before the submission exists in this process: a submission that overrides
+    # an op (even in the dispatcher, where no attribute changes) to make the reference agree with it is seen
+    seeds = list(rules["seeds"]) + ([job["secret_seed"]] if rules["secret_seed"] and job.get("secret_seed") else [])
+    trusted = [_sample(o) for o in _outputs(_call(ref, make_inputs(mod, seeds[0], device), seeds[0], "the reference"))
+               if isinstance(o, torch.Tensor)]
+    torch_surface, settings = timing.snapshot_surface(_reference_surface()), _global_settings()
     sub = load_submission(job["submission_code"], job.get("submission_name", "submission.py"))
     cls = candidate_class(sub, rules)
     cand = build_candidate(cls, mod, rules, device, ref)
@@ -377,11 +386,13 @@ def _execute(job: dict, res: dict) -> None:
     tampered = timing.timer_surface_changes(surface)
     if tampered:
         _flag(res, "timer_tampered", f"replaced while importing/constructing: {', '.join(tampered)}")
+    _check_reference_surface(torch_surface, settings, res, "while importing/constructing")
 
-    seeds = list(rules["seeds"]) + ([job["secret_seed"]] if rules["secret_seed"] and job.get("secret_seed") else [])
     res["seeds"] = seeds
     ctx = {"ref_ptrs": set(), "samples": []}
     ok = check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx)
+    if ctx["samples"] and not compare(trusted, ctx["samples"][0][2], rules, atol, rtol)[0]:
+        _flag(res, "reference_tampered", f"seed {seeds[0]}: the reference's output changed once the submission loaded")
     stage("correctness")
     if not ok:
         return
@@ -394,7 +405,7 @@ def _execute(job: dict, res: dict) -> None:
         limit = REFERENCE_SLOWDOWN_LIMIT[device.type]
         # p10 of the paired calls: interference from outside only adds time, a patched op slows every call
         if timed_ref.p10_ms > limit * res["ref_alone_ms"]:
-            _flag(res, "reference_slowed", f"beside the submission the reference's p10 was {timed_ref.p10_ms:.4g} ms, "
+            _flag(res, "reference_tampered", f"beside the submission the reference's p10 was {timed_ref.p10_ms:.4g} ms, "
                   f"alone before it was loaded its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
     stage("timing")
 
@@ -403,6 +414,7 @@ def _execute(job: dict, res: dict) -> None:
     tampered = timing.timer_surface_changes(surface)
     if tampered:
         _flag(res, "timer_tampered", f"replaced during forward: {', '.join(tampered)}")
+    _check_reference_surface(torch_surface, settings, res, "during forward")
 
 
 class _Stages:
@@ -415,6 +427,46 @@ class _Stages:
         now = timing._perf_counter()
         self.out[name] = now - self.t
         self.t = now
+
+
+def _reference_surface() -> dict:
+    """What a reference's forward can call, by dotted name: the functions of torch, torch.nn.functional,
+    torch.linalg/fft/special and the Tensor methods, and the forward of every torch.nn module class.
+    A submission that replaces one changes what the reference computes, or how fast it runs."""
+    out = {}
+    owners = {"torch": torch, "torch.nn.functional": torch.nn.functional, "torch.Tensor": torch.Tensor,
+              "torch.linalg": torch.linalg, "torch.fft": torch.fft, "torch.special": torch.special}
+    for prefix, owner in owners.items():
+        for attr, value in list(vars(owner).items()):
+            if callable(value) and not attr.startswith("__"):
+                out[f"{prefix}.{attr}"] = (owner, attr)
+    for attr, cls in list(vars(torch.nn).items()):
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+            out[f"torch.nn.{attr}.forward"] = (cls, "forward")
+    out["torch.nn.Module.__call__"] = (torch.nn.Module, "__call__")
+    out["torch.nn.Module._call_impl"] = (torch.nn.Module, "_call_impl")
+    return out
+
+
+def _global_settings() -> dict:
+    """Process-wide switches that change which kernels the reference runs."""
+    b = torch.backends
+    return {"cudnn.enabled": b.cudnn.enabled, "cudnn.benchmark": b.cudnn.benchmark,
+            "cudnn.deterministic": b.cudnn.deterministic, "cudnn.allow_tf32": b.cudnn.allow_tf32,
+            "cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32,
+            "cuda.matmul.allow_fp16_reduced_precision_reduction": b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+            "cuda.matmul.allow_bf16_reduced_precision_reduction": b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+            "float32_matmul_precision": torch.get_float32_matmul_precision(),
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+            "num_threads": torch.get_num_threads()}
+
+
+def _check_reference_surface(snap: dict, settings: dict, res: dict, when: str) -> None:
+    replaced = timing.timer_surface_changes(snap)
+    changed = [k for k, v in _global_settings().items() if settings.get(k) != v]
+    if replaced or changed:
+        what = ", ".join(replaced[:6] + [f"{k} set to {_global_settings()[k]!r}" for k in changed])
+        _flag(res, "reference_tampered", f"{when}: {what}")
 
 
 def _harness_surface() -> dict:

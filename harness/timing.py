@@ -22,6 +22,10 @@ _event_sync = torch.cuda.Event.synchronize
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
 WARMUP_MS = 200.0
 MAX_WARMUP_CALLS = 1000
+# The rule's trial count is a floor: short kernels get more trials, until the timed loop has run this long,
+# because 30 calls of a 50 us kernel are 1.5 ms of evidence and their median moves by several percent.
+MIN_TIMED_MS = 100.0
+MAX_TRIALS = 2000
 
 
 def _surface() -> dict:
@@ -109,7 +113,8 @@ class Timer:
 
     def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS) -> Timing:
         """`warmup` untimed calls, and more until `warmup_ms` of wall time has passed (an idle GPU runs at
-        low clocks and needs tens of ms of work to reach its boost clock), then `trials` timed calls."""
+        low clocks and needs tens of ms of work to reach its boost clock), then `trials` timed calls or more
+        (MIN_TIMED_MS)."""
         return self.run_paired(call, None, warmup=warmup, trials=trials, prepare=prepare, check=check,
                                warmup_ms=warmup_ms)[0]
 
@@ -131,7 +136,8 @@ class Timer:
                     _cuda_sync(self.device)
                 i += 1
             warmup = 0
-        for i in range(warmup + trials):
+        t0, i = _perf_counter(), 0
+        while i < warmup + trials or (self.cuda and (_perf_counter() - t0) * 1e3 < MIN_TIMED_MS and i < MAX_TRIALS):
             for j in (range(len(calls)) if i % 2 == 0 else reversed(range(len(calls)))):
                 if prepare is not None:
                     prepare(i)
@@ -141,6 +147,7 @@ class Timer:
                 del out
                 if i >= warmup:
                     times[j].append(ms)
+            i += 1
         kind = "cuda" if self.cuda else "cpu"
         return Timing(times[0], kind), (Timing(times[1], kind) if other is not None else None)
 

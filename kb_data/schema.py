@@ -38,7 +38,7 @@ FLAGS = (
     "output_reused_memory",
     "side_stream_work",
     "timer_tampered",
-    "reference_slowed",     # the reference ran slower once the submission was loaded (it patched what the reference calls)
+    "reference_tampered",   # the submission replaced torch functions or settings the reference uses, or slowed it
     "nondeterministic",
     "no_custom_kernel",
     "calls_reference_ops",
