@@ -70,6 +70,7 @@ def overhead(args) -> dict:
 
 
 def pool(args) -> dict:
+    """Prints as it goes and rewrites its JSON after each phase: a run cut by a time limit keeps what it measured."""
     from kb_data.harness.batch import run_batch
 
     code = TRITON_GELU.read_text()
@@ -84,24 +85,30 @@ def pool(args) -> dict:
     (work / "manifest.jsonl").write_text("\n".join(manifest) + "\n")
     # one measured baseline shared by all, as in a real sweep
     problem = ProblemSet().load(GELU)
+    t0 = time.monotonic()
     _, base = grade(problem, code, options=Options(measure_baseline=True, compile_baseline=False))
     bfile = work / "baseline.jsonl"
     bfile.write_text(json.dumps(base.to_row()) + "\n")
+    res = {"n": args.n, "first_grade_s": time.monotonic() - t0}
+    print(f"first grade (forkserver start, baseline measured): {res['first_grade_s']:.1f} s", flush=True)
     t0 = time.monotonic()
     sink = run_batch(work / "manifest.jsonl", work / "out", options=Options(model="bench"), workers="auto",
                      baselines=BaselineIndex.from_files([bfile]), progress=False)
     pool_s = time.monotonic() - t0
     statuses = [r.status for r in sink.records()]
+    res.update(pool_total_s=pool_s, pool_per_sub_s=pool_s / args.n, pool_statuses=statuses)
+    print(f"pool: {args.n} submissions in {pool_s:.1f} s = {pool_s / args.n:.2f} s each "
+          f"({3600 * args.n / pool_s:.0f}/hour); statuses: { {s: statuses.count(s) for s in set(statuses)} }", flush=True)
+    _write(args.out, "bench_harness_pool.json", res)
     naive_s = []
     for i in range(args.naive):
         t0 = time.monotonic()
         subprocess.run([sys.executable, "-m", "kb_data.cli", "eval", GELU, str(subs / f"gelu_{i:03d}.py"),
                         "--baselines", str(bfile), "--model", "naive"], capture_output=True, check=False)
         naive_s.append(time.monotonic() - t0)
-    res = {"n": args.n, "pool_total_s": pool_s, "pool_per_sub_s": pool_s / args.n, "pool_statuses": statuses,
-           "naive_n": args.naive, "naive_per_sub_s": statistics.mean(naive_s) if naive_s else None, "naive_s": naive_s}
-    print(f"pool: {args.n} submissions in {pool_s:.1f} s = {pool_s / args.n:.2f} s each "
-          f"({3600 * args.n / pool_s:.0f}/hour); statuses: { {s: statuses.count(s) for s in set(statuses)} }")
+        print(f"fresh process {i + 1}/{args.naive}: {naive_s[-1]:.1f} s", flush=True)
+        res.update(naive_n=len(naive_s), naive_s=naive_s, naive_per_sub_s=statistics.mean(naive_s))
+        _write(args.out, "bench_harness_pool.json", res)
     if naive_s:
         m = statistics.mean(naive_s)
         print(f"fresh process per submission: {m:.2f} s each over {len(naive_s)} ({3600 / m:.0f}/hour); "

@@ -188,3 +188,39 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     log(f"measured {len(new_rows)} problems in {time.monotonic() - t_start:.0f} s "
         f"({60 * len(new_rows) / max(time.monotonic() - t_start, 1e-9):.1f} problems/min)")
     return new_rows
+
+
+def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
+    """Merge sweep output into the shipped data: `baselines_<gpu>.jsonl` (Baseline rows) and
+    `problem_checks_<gpu>.jsonl` (the degenerate-problem evidence the sweep gathers on the side).
+    One row per problem: a problem measured again replaces its row (later files win); the rest stay.
+    Returns (baseline rows, check rows) written."""
+    from kb_data.builders.baselines import read_baseline_jsonl
+    from kb_data.builders.common import write_bytes_atomic
+
+    key = gpu.lower()
+    bpath, cpath = data_dir / f"baselines_{key}.jsonl", data_dir / f"problem_checks_{key}.jsonl"
+    baselines = {b.problem_id: b.to_row() for b in (read_baseline_jsonl(bpath) if bpath.exists() else [])}
+    checks = {}
+    if cpath.exists():
+        checks = {r["problem_id"]: r for r in map(json.loads, cpath.read_text(encoding="utf-8").splitlines()) if r}
+    for path in sweep_files:
+        for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            extra = {k: row.pop(k, None) for k in ("degenerate_reason", "seconds")}
+            b = Baseline.from_row(row)  # refuses a malformed row, naming the field
+            if b.gpu != gpu:
+                raise ValueError(f"{path}:{lineno}: a {b.gpu} row, not {gpu}")
+            baselines[b.problem_id] = b.to_row()
+            if b.status == "ok":
+                checks[b.problem_id] = {
+                    "problem_id": b.problem_id, "problem_sha256": b.problem_sha256, "gpu": gpu,
+                    "degenerate": extra["degenerate_reason"] is not None, "degenerate_reason": extra["degenerate_reason"],
+                    "inputs": "the timing input sets: seeds timing_seed+0,1,2 (two sets when one is over 2.7 GB)",
+                    "measured_at": b.measured_at}
+    order = sorted(baselines)
+    write_bytes_atomic(bpath, "".join(json.dumps(baselines[p], sort_keys=True) + "\n" for p in order).encode("utf-8"))
+    write_bytes_atomic(cpath, "".join(json.dumps(checks[p], sort_keys=True) + "\n" for p in sorted(checks)).encode("utf-8"))
+    return len(baselines), len(checks)

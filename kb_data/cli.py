@@ -129,6 +129,14 @@ def cmd_baselines_measure(args) -> int:
     return 0 if rows is not None else 1
 
 
+def cmd_baselines_ship(args) -> int:
+    from .harness.sweep import ship
+
+    n, k = ship(args.files, args.data_dir, args.gpu_key)
+    print(f"{args.data_dir}: {n} baseline rows, {k} problem checks for {args.gpu_key}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kb", description="KernelBench problems, baselines and run records as datasets; kernel grading.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -193,6 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk", type=int, default=8, help="problems per isolated child")
     p.add_argument("--compile-budget", type=float, default=300, help="seconds for the parallel compile phase")
     p.set_defaults(func=cmd_baselines_measure)
+    p = bsub.add_parser("ship", help="merge `measure` output into the package's shipped rows (one row per problem)")
+    p.add_argument("files", nargs="+", type=Path, help="JSONL files written by `kb baselines measure` (later ones win)")
+    p.add_argument("--gpu-key", required=True, help="the rows' GPU key, e.g. H200")
+    p.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parent / "data")
+    p.set_defaults(func=cmd_baselines_ship)
 
     # Run records: the commands live in kb_data.report, imported on use (pandas and matplotlib load slowly).
     for name, default_out, help_ in (("analyze", "kb-analysis", "tables of run records (printed, CSV) and PNG plots"),

@@ -162,7 +162,7 @@ def write_files(res: dict, out: Path) -> list[Path]:
 def render_html(res: dict, pngs: list[Path]) -> str:
     """A static, self-contained page: the same tables, the plots embedded as data URIs."""
     esc = html.escape
-    body = [f"<h1>KernelBench run records</h1>", f"<p class=summary>{esc(summary_line(res))}</p>", "<ul class=notes>"]
+    body = ["<h1>KernelBench run records</h1>", f"<p class=summary>{esc(summary_line(res))}</p>", "<ul class=notes>"]
     body += [f"<li>{esc(n)}</li>" for n in NOTES] + ["</ul>"]
     if "source" in res["frame"].columns and (res["frame"]["source"] == "upstream").any():
         body.append(f"<p class=attribution>{esc(ATTRIBUTION)}</p>")

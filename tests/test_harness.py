@@ -277,3 +277,24 @@ def test_baseline_sweep_goes_on_past_a_broken_reference_and_resumes(tmp_path):
     again = sweep(ids, out, problems_root=root, device="cpu", compile_suites=(), log=lambda *_: None)
     assert [r["problem_id"] for r in again] == ["v3/level1/23_Softmax"]
     assert len(out.read_text().splitlines()) == 3
+
+    # shipped: Baseline rows and the problem checks apart, one row per problem, a re-measure replaces its row
+    from kb_data.builders.baselines import measured_baseline_rows
+    from kb_data.harness.sweep import ship
+
+    data = tmp_path / "data"
+    data.mkdir()
+    assert ship([out], data, "CPU") == (3, 2)
+    first = {b.problem_id: b for b in measured_baseline_rows(data)}
+    checks = [json.loads(x) for x in (data / "problem_checks_cpu.jsonl").read_text().splitlines()]
+    assert set(first) == set(ids) and {c["problem_id"] for c in checks} == set(ids[1:])
+    assert all(len(c["problem_sha256"]) == 64 for c in checks)
+    # ReLU on inputs in [0, 1) is the identity: degenerate; softmax is not
+    assert {c["problem_id"]: c["degenerate"] for c in checks} == {"v3/level1/23_Softmax": False, "v0.1/level1/19_ReLU": True}
+    assert ship([out], data, "CPU") == (3, 2)  # idempotent
+    redo = tmp_path / "redo.jsonl"
+    redo.write_text(json.dumps(dict(json.loads(out.read_text().splitlines()[-1]), eager_ms=123.0)) + "\n")
+    ship([redo], data, "CPU")
+    assert {b.problem_id: b.eager_ms for b in measured_baseline_rows(data)}["v3/level1/23_Softmax"] == 123.0
+    with pytest.raises(ValueError, match="not H200"):
+        ship([out], data, "H200")
