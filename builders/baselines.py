@@ -23,7 +23,7 @@ from .common import (
 
 CONFIG = "default"
 EMPTY_SPLIT = "train"  # the one split of a build without rows
-DATA_DIR = Path(__file__).resolve().parent.parent / "kb_data" / "data"
+from kb_data.paths import DATA_DIR
 
 
 def read_baseline_jsonl(path: str | Path) -> list[Baseline]:

@@ -26,6 +26,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kb_data.paths import CARDS_DIR
 from kb_data.schema import SCHEMA_VERSION, Record, SchemaError, to_table
 
 PROBLEMS = "kernelbench-v3-problems"
@@ -34,7 +35,6 @@ RUNS = "kernelbench-v3-runs"
 DATASETS = (PROBLEMS, BASELINES, RUNS)
 SHORT_NAMES = {"problems": PROBLEMS, "baselines": BASELINES, "runs": RUNS}
 
-CARDS_DIR = Path(__file__).resolve().parent.parent / "cards"
 
 # Fixed writer options: same table -> same bytes (for one pyarrow version, which `created_by` names).
 PARQUET_OPTIONS = dict(

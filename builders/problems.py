@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
+from kb_data.paths import DATA_DIR, work_dir
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import SCHEMA_VERSION, SUITES, Problem, schema_markdown
 
@@ -61,7 +62,7 @@ ROW_PACKAGES = ("torch", "transformers", "einops", "numpy")           # what a p
 
 def default_cache_dir() -> Path:
     env = os.environ.get("KB_CACHE")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / ".kb" / "cache"
+    return Path(env) if env else work_dir() / "cache"
 
 
 def _row_modules() -> list[Path]:
@@ -299,7 +300,7 @@ def problem_checks() -> dict:
     for the suite's inputs. Keyed by (problem id, sha256 of the code it was measured on), so evidence
     about an older version of a file never attaches to a newer one."""
     out = {}
-    for path in sorted((Path(__file__).resolve().parent.parent / "kb_data" / "data").glob("problem_checks_*.jsonl")):
+    for path in sorted(DATA_DIR.glob("problem_checks_*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)

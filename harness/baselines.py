@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "kb_data" / "data"
+from kb_data.paths import DATA_DIR
 
 
 def _minor(version: str | None) -> str | None:

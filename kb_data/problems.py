@@ -42,8 +42,10 @@ class ProblemError(Exception):
 
 
 def default_problems_root() -> Path:
-    """`problems/` of the checkout this package runs from (the embedded default)."""
-    return Path(__file__).resolve().parent.parent / "problems"
+    """The embedded default: `problems/` of the checkout, or the copy an installed wheel carries."""
+    from .paths import PROBLEMS_DIR
+
+    return PROBLEMS_DIR
 
 
 def level_of(category: str) -> int:

@@ -88,7 +88,9 @@ class ParquetSource(NamedTuple):
 
 def default_store_root() -> Path:
     env = os.environ.get("KB_STORE")
-    return Path(env).expanduser() if env else Path(__file__).resolve().parent.parent / ".kb" / "store"
+    from .paths import work_dir
+
+    return Path(env).expanduser() if env else work_dir() / "store"
 
 
 def open_store(kind: str = "local", **kwargs) -> "Store":

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The GPU runs behind BENCHMARKS.md, one step per argument, each bounded by `timeout` and writing its log
+# and results under $OUT (the device tool's output folder; ./h200-out by default). Run from the repo root
+# after `pip install --no-build-isolation --no-deps -e .`. Usage: benchmarks/h200.sh STEP [STEP ...]
+#   gpu-tests  the gpu-marked tests: anti-cheat corpus on the real problems, CUDA fault containment;
+#              -s prints each verdict as it comes, so a run cut short still shows what it graded
+#   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
+#   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
+#   pool       50 cheap submissions through the worker pool, against a fresh process for each
+#   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: same $OUT file)
+#   sweep-v01  eager baselines of v0.1 levels 1-3 (the suite's rule), resumable
+set -uo pipefail
+OUT=${OUT:-h200-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+for step in "$@"; do
+    case $step in
+    gpu-tests) timeout 420 python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -s -v \
+                   -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
+    noise) timeout 240 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
+               --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
+    overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats 3 --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
+    pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
+    sweep-v3) timeout 560 python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 --max-seconds 480 \
+                  --chunk 4 --out "$OUT/baselines_h200_v3.jsonl" > "$OUT/sweep_v3.log" 2>&1 ;;
+    sweep-v01) timeout 560 python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
+                   --category level3 --compile-suites "" --max-seconds 480 --chunk 8 \
+                   --out "$OUT/baselines_h200_v01.jsonl" > "$OUT/sweep_v01.log" 2>&1 ;;
+    *) echo "unknown step: $step" >&2; exit 2 ;;
+    esac
+    echo "$step: exit $?"
+done
