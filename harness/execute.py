@@ -55,8 +55,8 @@ CONSTANT_REL = 1e-6
 # loaded. Measured on the H200 (reference graded as its own submission, 30 problems x 2): alone/paired
 # ranged 0.82-1.32 for launch-bound problems of 0.05-0.15 ms, so the bound is loose; patching is caught
 # exactly by the identity check of the torch surface, this catches what that cannot see (dispatcher
-# overrides, background work).
-REFERENCE_SLOWDOWN_LIMIT = {"cuda": 2.0, "cpu": 2.0}
+# overrides, background work). CPU timing on a shared machine (parallel workers, CI) swings further.
+REFERENCE_SLOWDOWN_LIMIT = {"cuda": 2.0, "cpu": 4.0}
 _TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__  # captured before any submission loads
 _manual_seed = torch.manual_seed  # a submission that wraps it must not learn the (secret) seeds
 
