@@ -14,6 +14,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from kb_data.paths import DATA_DIR
 from kb_data.schema import SCHEMA_VERSION, Baseline, SchemaError, schema_markdown
 
 from .common import (
@@ -23,7 +24,6 @@ from .common import (
 
 CONFIG = "default"
 EMPTY_SPLIT = "train"  # the one split of a build without rows
-from kb_data.paths import DATA_DIR
 
 
 def read_baseline_jsonl(path: str | Path) -> list[Baseline]:

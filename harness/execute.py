@@ -463,9 +463,9 @@ def _global_settings() -> dict:
 
 def _check_reference_surface(snap: dict, settings: dict, res: dict, when: str) -> None:
     replaced = timing.timer_surface_changes(snap)
-    changed = [k for k, v in _global_settings().items() if settings.get(k) != v]
+    changed = [f"{k} set to {v!r}" for k, v in _global_settings().items() if settings.get(k) != v]
     if replaced or changed:
-        what = ", ".join(replaced[:6] + [f"{k} set to {_global_settings()[k]!r}" for k in changed])
+        what = ", ".join(replaced[:6] + changed)
         _flag(res, "reference_tampered", f"{when}: {what}")
 
 
@@ -592,13 +592,7 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair: bo
         res["flag_details"]["recheck_skipped"] = "the reference itself is not repeatable (stateful forward)"
     stale = []
 
-    def call(i):
-        with torch.no_grad():
-            return cand(*work)
-
-    def call_reference(i):
-        with torch.no_grad():
-            return ref(*work)
+    call, call_reference = _forward_on(cand, work), _forward_on(ref, work)
 
     def check(i, out):
         if recheck and not stale:
@@ -622,13 +616,18 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair: bo
     return t, t_ref
 
 
-def time_model(model, rot: RotatingInputs, rules, device, job) -> timing.Timing:
-    """The rule's warm-up and trials of one trusted model (the reference, eager or compiled)."""
+def _forward_on(model, work: list):
+    """A timed call: the model on the (rotating) work buffers, without autograd."""
     def call(i):
         with torch.no_grad():
-            return model(*rot.work)
+            return model(*work)
+    return call
+
+
+def time_model(model, rot: RotatingInputs, rules, device, job) -> timing.Timing:
+    """The rule's warm-up and trials of one trusted model (the reference, eager or compiled)."""
     return timing.Timer(device, l2_flush=rules["l2_flush"]).run(
-        call, warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]), prepare=rot.prepare)
+        _forward_on(model, rot.work), warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]), prepare=rot.prepare)
 
 
 def measure_baseline(mod, ref, rules, device, job) -> dict:

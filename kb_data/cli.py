@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from .paths import DATA_DIR
+
 
 def _add_problems_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--problems", type=Path, default=None, help="problems root (default: the checkout's problems/)")
@@ -204,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = bsub.add_parser("ship", help="merge `measure` output into the package's shipped rows (one row per problem)")
     p.add_argument("files", nargs="+", type=Path, help="JSONL files written by `kb baselines measure` (later ones win)")
     p.add_argument("--gpu-key", required=True, help="the rows' GPU key, e.g. H200")
-    p.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parent / "data")
+    p.add_argument("--data-dir", type=Path, default=DATA_DIR)
     p.set_defaults(func=cmd_baselines_ship)
 
     # Run records: the commands live in kb_data.report, imported on use (pandas and matplotlib load slowly).

@@ -10,6 +10,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -61,3 +63,19 @@ def run_records(n: int, start: int = 0, **overrides) -> list[dict]:
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# Module-scoped fixtures the dataset test modules share (imported there by name).
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """A problems root with the SMALL files."""
+    return make_root(tmp_path_factory.mktemp("problems"))
+
+
+@pytest.fixture(scope="module")
+def folders(root, tmp_path_factory):
+    """The built problems dataset folder of each suite, from the small root."""
+    from kb_data.builders import problems as pb
+
+    out = tmp_path_factory.mktemp("built")
+    return {s: pb.write_problems(small_rows(root, s), out / s, s).folder for s in ("v0.1", "v3")}

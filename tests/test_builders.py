@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.datasets_support import SMALL, folder_bytes, make_root, run_records, small_rows
+from tests.datasets_support import SMALL, folder_bytes, make_root, root, run_records, small_rows  # noqa: F401  (root: fixture)
 
 from kb_data.builders import baselines as bb
 from kb_data.builders import problems as pb
@@ -18,11 +18,6 @@ from kb_data.builders import runs as rb
 from kb_data.builders.common import card_configs, folder_files, front_matter, validate_folder
 from kb_data.problems import ProblemError
 from kb_data.schema import Problem, RunRecord, SchemaError
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    return make_root(tmp_path_factory.mktemp("problems"))
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.datasets_support import make_root, run_records, small_rows
+from tests.datasets_support import folders, root, run_records, small_rows  # noqa: F401  (fixtures)
 from tests.hub_emulator import HubEmulator
 
-from kb_data.builders import problems as pb
 from kb_data.builders import runs as rb
 from kb_data.builders.common import PROBLEMS, RUNS
 from kb_data.schema import SchemaError
@@ -17,17 +16,6 @@ from kb_data.stream import stream_problem
 ORG = "kb-org"
 REPO = f"{ORG}/{PROBLEMS}"
 RUNS_REPO = f"{ORG}/{RUNS}"
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    return make_root(tmp_path_factory.mktemp("problems"))
-
-
-@pytest.fixture(scope="module")
-def folders(root, tmp_path_factory):
-    out = tmp_path_factory.mktemp("built")
-    return {s: pb.write_problems(small_rows(root, s), out / s, s).folder for s in ("v0.1", "v3")}
 
 
 @pytest.fixture

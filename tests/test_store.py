@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from tests.datasets_support import make_root, run_records, small_rows
+from tests.datasets_support import folders, make_root, root, run_records, small_rows  # noqa: F401  (fixtures)
 
 from kb_data.builders import problems as pb
 from kb_data.builders import runs as rb
@@ -15,17 +15,6 @@ from kb_data.builders.common import PROBLEMS, RUNS, folder_files
 from kb_data.schema import SchemaError
 from kb_data.store import LocalStore, PublishError, RevisionError, default_store_root, open_store, tree_id
 from kb_data.stream import ProblemNotFound, stream_problem
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    return make_root(tmp_path_factory.mktemp("problems"))
-
-
-@pytest.fixture(scope="module")
-def folders(root, tmp_path_factory):
-    out = tmp_path_factory.mktemp("built")
-    return {s: pb.write_problems(small_rows(root, s), out / s, s).folder for s in ("v0.1", "v3")}
 
 
 @pytest.fixture
