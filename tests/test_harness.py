@@ -298,3 +298,18 @@ def test_baseline_sweep_goes_on_past_a_broken_reference_and_resumes(tmp_path):
     assert {b.problem_id: b.eager_ms for b in measured_baseline_rows(data)}["v3/level1/23_Softmax"] == 123.0
     with pytest.raises(ValueError, match="not H200"):
         ship([out], data, "H200")
+
+
+def test_poison_overwrites_a_freed_output_and_spares_what_is_kept():
+    """Reference outputs are filled with 0xFF bytes (NaN, -1) before they are freed; inputs and everything
+    the reference module holds are never touched."""
+    from kb_data.harness.execute import _kept_spans, _poison
+
+    ref = torch.nn.Linear(4, 4)
+    ref.table = torch.arange(6.0)  # a plain tensor attribute, not a parameter or buffer
+    x = torch.randn(2, 4)
+    weight, table, x0 = ref.weight.detach().clone(), ref.table.clone(), x.clone()
+    out_f, out_i = torch.randn(3, 5), torch.arange(7)
+    _poison((out_f, out_i, x.view(-1), ref.weight, ref.table[1:]), _kept_spans(ref, [x]))
+    assert torch.isnan(out_f).all() and (out_i == -1).all()
+    assert torch.equal(x, x0) and torch.equal(ref.weight, weight) and torch.equal(ref.table, table)
