@@ -607,7 +607,7 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair: bo
     try:
         t, t_ref = timer.run_paired(call, call_reference if pair else None,
                                     warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
-                                    prepare=prepare, check=check)
+                                    prepare=prepare, check=check, min_timed_ms=job.get("min_timed_ms", timing.MIN_TIMED_MS))
     except Stage:
         raise
     except torch.cuda.OutOfMemoryError:
@@ -630,7 +630,8 @@ def _forward_on(model, work: list):
 def time_model(model, rot: RotatingInputs, rules, device, job) -> timing.Timing:
     """The rule's warm-up and trials of one trusted model (the reference, eager or compiled)."""
     return timing.Timer(device, l2_flush=rules["l2_flush"]).run(
-        _forward_on(model, rot.work), warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]), prepare=rot.prepare)
+        _forward_on(model, rot.work), warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
+        prepare=rot.prepare, min_timed_ms=job.get("min_timed_ms", timing.MIN_TIMED_MS))
 
 
 def measure_baseline(mod, ref, rules, device, job) -> dict:

@@ -111,15 +111,16 @@ class Timer:
         if self.flush_buf is not None:
             self.flush_buf.zero_()
 
-    def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS) -> Timing:
+    def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS,
+            min_timed_ms: float = MIN_TIMED_MS) -> Timing:
         """`warmup` untimed calls, and more until `warmup_ms` of wall time has passed (an idle GPU runs at
         low clocks and needs tens of ms of work to reach its boost clock), then `trials` timed calls or more
         (MIN_TIMED_MS)."""
         return self.run_paired(call, None, warmup=warmup, trials=trials, prepare=prepare, check=check,
-                               warmup_ms=warmup_ms)[0]
+                               warmup_ms=warmup_ms, min_timed_ms=min_timed_ms)[0]
 
     def run_paired(self, subject, other, *, warmup: int, trials: int, prepare=None, check=None,
-                   warmup_ms: float = WARMUP_MS) -> tuple[Timing, Timing | None]:
+                   warmup_ms: float = WARMUP_MS, min_timed_ms: float = MIN_TIMED_MS) -> tuple[Timing, Timing | None]:
         """Time `subject` and, when given, `other` in alternating trials (ABBA order), so that clock,
         thermal and L2 drift fall on both alike and their ratio stays put. `check(i, out)` sees the
         subject's outputs only."""
@@ -137,7 +138,7 @@ class Timer:
                 i += 1
             warmup = 0
         t0, i = _perf_counter(), 0
-        while i < warmup + trials or (self.cuda and (_perf_counter() - t0) * 1e3 < MIN_TIMED_MS and i < MAX_TRIALS):
+        while i < warmup + trials or (self.cuda and (_perf_counter() - t0) * 1e3 < min_timed_ms and i < MAX_TRIALS):
             for j in (range(len(calls)) if i % 2 == 0 else reversed(range(len(calls)))):
                 if prepare is not None:
                     prepare(i)

@@ -115,13 +115,22 @@ def lock_dir() -> Path:
     return d
 
 
+def physical_gpu(device: str) -> str:
+    """The GPU behind `cuda:N` as the host knows it: processes with different CUDA_VISIBLE_DEVICES
+    each call their first GPU cuda:0, and must not share (or miss) each other's lock."""
+    idx = int(device.split(":", 1)[1]) if ":" in device else 0
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    name = visible[idx] if idx < len(visible) else str(idx)
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
 @contextmanager
 def device_lock(device: str):
     """One job at a time per GPU, across every process on this host."""
     if not device.startswith("cuda"):
         yield
         return
-    path = lock_dir() / f"{device.replace(':', '')}.lock"
+    path = lock_dir() / f"cuda{physical_gpu(device)}.lock"
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:

@@ -22,7 +22,8 @@ def _grade(entry, problems_root, device, trials):
 
 def _assert_verdict(entry, rec):
     failing = [f for f in rec.flags if f not in INFORMATIONAL_FLAGS]
-    where = f"{entry.path.name}: status={rec.status} flags={rec.flags} error={rec.error!r:.300}"
+    where = (f"{entry.path.name}: status={rec.status} flags={rec.flags} error={rec.error!r:.300} "
+             f"details={rec.flag_details!s:.400}")
     print(where, flush=True)  # with -s, a device run that is cut short still shows every verdict so far
     if entry.status == "ok":
         assert rec.status == "ok" and not failing, where

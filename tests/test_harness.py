@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -221,16 +222,20 @@ def test_record_sink_skips_torn_lines(tmp_path):
 def test_cuda_fault_is_contained():
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
+    opt = Options(device="cuda:0", timeout_s=120)
     fault = ("import torch, torch.nn as nn, triton, triton.language as tl\n"
              "@triton.jit\ndef wild(p):\n    tl.store(p + (1 << 40), 1.0)\n"
              "class Model(nn.Module):\n    def forward(self, x):\n        wild[(1,)](x)\n        return x.clone()\n")
-    rec = grade(ProblemSet().load(GELU), fault, options=Options(device="cuda:0"))[0]
+    rec = grade(ProblemSet().load(GELU), fault, options=opt)[0]
+    print(f"illegal address: {rec.status} {rec.error!r:.300}", flush=True)
     assert rec.status in ("runtime_error", "crashed") and rec.error
     oom = ("import torch, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
            "        return torch.empty(1 << 43, dtype=torch.uint8, device=x.device)\n")
-    rec = grade(ProblemSet().load(GELU), oom, options=Options(device="cuda:0"))[0]
+    rec = grade(ProblemSet().load(GELU), oom, options=opt)[0]
+    print(f"out of memory: {rec.status} {rec.error!r:.300}", flush=True)
     assert rec.status == "runtime_error" and "out of memory" in rec.error.lower()
-    ok = grade(ProblemSet().load(GELU), HONEST_GELU, options=Options(device="cuda:0", require_custom_kernel=False))[0]
+    ok = grade(ProblemSet().load(GELU), HONEST_GELU, options=replace(opt, require_custom_kernel=False))[0]
+    print(f"honest after both, same pool: {ok.status} {ok.error!r:.300}", flush=True)
     assert ok.status == "ok", ok.error
 
 
@@ -313,3 +318,16 @@ def test_poison_overwrites_a_freed_output_and_spares_what_is_kept():
     _poison((out_f, out_i, x.view(-1), ref.weight, ref.table[1:]), _kept_spans(ref, [x]))
     assert torch.isnan(out_f).all() and (out_i == -1).all()
     assert torch.equal(x, x0) and torch.equal(ref.weight, weight) and torch.equal(ref.table, table)
+
+
+def test_gpu_locks_follow_the_physical_gpu(monkeypatch):
+    """Two processes whose CUDA_VISIBLE_DEVICES differ both say cuda:0; their locks must differ, and agree with
+    a process that sees every GPU."""
+    from kb_data.harness.worker import physical_gpu
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert physical_gpu("cuda:0") == "2" and physical_gpu("cuda:1") == "3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-8f3a:1")
+    assert physical_gpu("cuda") == "GPU-8f3a_1"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert physical_gpu("cuda:2") == "2"
