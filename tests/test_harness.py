@@ -331,3 +331,18 @@ def test_gpu_locks_follow_the_physical_gpu(monkeypatch):
     assert physical_gpu("cuda") == "GPU-8f3a_1"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert physical_gpu("cuda:2") == "2"
+
+
+def test_compare_scales_by_the_finite_part_of_the_reference():
+    """Where NaN/Inf are allowed, the relative bound uses the largest finite reference value (not +inf)."""
+    from kb_data.harness.execute import compare
+
+    rules = {**rules_for("v3"), "require_finite": False, "check": "max_abs_vs_ref_max"}
+    ref = torch.tensor([[1.0, 100.0], [float("inf"), float("nan")]])
+    near = ref.clone()
+    near[0, 1] = 100.5
+    far = ref.clone()
+    far[0, 0] = 3.0
+    assert compare(ref, near, rules, 0.0, 0.01)[0]  # 0.5 < 0.01 * 100
+    ok, why, _, _ = compare(ref, far, rules, 0.0, 0.01)
+    assert not ok and "= 1" in why  # the bound is 0.01 * 100 = 1, not inf
