@@ -6,6 +6,10 @@
     python benchmarks/bench_harness.py pool --n 50 [--naive 10]
         throughput of a batch of cheap submissions through the worker pool, against a
         fresh `kb eval` process per submission (which pays Python + torch + CUDA start-up each time).
+    python benchmarks/bench_harness.py scale --per-gpu 30 --gpus 4,2,1
+        `kb eval --batch` of the GPU honest corpus (Triton and CUDA kernels, 5 problems in rotation) on
+        k GPUs with 30*k submissions for each k (the first k with --workers auto): throughput, and how
+        many records each GPU graded.
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
@@ -117,6 +121,64 @@ def pool(args) -> dict:
     return res
 
 
+SCALE_ENTRIES = ["triton_gelu", "triton_softmax", "triton_gemm", "triton_fused_linear_scale_residual", "cuda_layernorm"]
+
+
+def scale(args) -> dict:
+    """Prints as it goes and rewrites its JSON after each batch."""
+    import collections
+
+    from kb_data.harness.batch import visible_devices
+    from kb_data.schema import RunRecord
+    from tests.corpus import entries
+
+    corpus = {e.path.stem: e for e in entries()}
+    work = Path(tempfile.mkdtemp(prefix="kb-scale-"))
+    n_gpu = len([d for d in visible_devices("auto") if d.startswith("cuda")])
+    res = {"visible_gpus": n_gpu, "runs": []}
+
+    def batch(tag: str, n: int, workers: str) -> dict:
+        subs = work / tag
+        subs.mkdir()
+        rows = []
+        for i in range(n):
+            e = corpus[SCALE_ENTRIES[i % len(SCALE_ENTRIES)]]
+            p = subs / f"{i:04d}_{e.path.stem}.py"
+            p.write_text(e.path.read_text() + f"\n# {tag} submission {i}\n")
+            rows.append(json.dumps({"problem": e.problem, "submission": str(p), "model": "bench"}))
+        manifest = subs / "manifest.jsonl"
+        manifest.write_text("\n".join(rows) + "\n")
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "kb_data.cli", "eval", "--batch", str(manifest), "--workers", workers,
+                               "--out", str(work / f"out_{tag}"), "--model", "bench"], capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        recs = [RunRecord.from_row(json.loads(x)) for x in (work / f"out_{tag}" / "records.jsonl").read_text().splitlines()]
+        run = {"tag": tag, "workers": workers, "n": n, "wall_s": wall, "per_hour": 3600 * len(recs) / wall,
+               "records": len(recs), "exit": proc.returncode,
+               "statuses": dict(collections.Counter(r.status for r in recs)),
+               "per_gpu": dict(sorted(collections.Counter(str(r.device_index) for r in recs).items())),
+               "flags": dict(collections.Counter(f for r in recs for f in r.flags))}
+        if proc.returncode:
+            run["stderr"] = proc.stderr[-2000:]
+        print(f"{tag}: {len(recs)}/{n} records in {wall:.1f} s with --workers {workers} = {run['per_hour']:.0f}/hour; "
+              f"per GPU {run['per_gpu']}; statuses {run['statuses']}; flags {run['flags']}", flush=True)
+        return run
+
+    # compiles the CUDA extension and the Triton kernels into the on-disk caches, as a long-running grader has them
+    res["warm"] = batch("warm", len(SCALE_ENTRIES), "auto")
+    for k in args.gpus:
+        if k > n_gpu:
+            continue
+        res["runs"].append(batch(f"gpus{k}", args.per_gpu * k, "auto" if k == n_gpu else str(k)))
+        _write(args.out, "bench_harness_scale.json", res)
+    base = next((r for r in res["runs"] if r["workers"] == "1"), None)
+    for r in res["runs"]:
+        if base:
+            r["speedup_vs_1"] = r["per_hour"] / base["per_hour"]
+            print(f"{r['workers']:>4s} workers: {r['per_hour']:.0f}/hour, {r['speedup_vs_1']:.2f}x one GPU")
+    return res
+
+
 def noise(args) -> dict:
     """Three ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
     the submission, trial for trial), the reference timed alone in the same worker just before, and the
@@ -160,7 +222,7 @@ def noise(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise"])
+    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
@@ -168,8 +230,10 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
+    ap.add_argument("--per-gpu", type=int, default=30)
+    ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
-    res = {"overhead": overhead, "pool": pool, "noise": noise}[args.what](args)
+    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 

@@ -9,7 +9,9 @@
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
 #   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: same $OUT file)
-#   sweep-v01  eager baselines of v0.1 levels 1-3 (the suite's rule), resumable
+#   sweep-v01  eager + torch.compile baselines of v0.1 levels 1-3 on $DEVICES (default: every visible GPU),
+#              compiling with $WORKERS processes; resumable: point $SWEEP_OUT at the file of the last run
+#   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 set -uo pipefail
 OUT=${OUT:-h200-out}
 mkdir -p "$OUT"
@@ -29,9 +31,12 @@ for step in "$@"; do
     pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
     sweep-v3) timeout 560 python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 --max-seconds 480 \
                   --chunk 4 --out "$OUT/baselines_h200_v3.jsonl" > "$OUT/sweep_v3.log" 2>&1 ;;
-    sweep-v01) timeout 560 python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
-                   --category level3 --compile-suites "" --max-seconds 480 --chunk 8 \
-                   --out "$OUT/baselines_h200_v01.jsonl" > "$OUT/sweep_v01.log" 2>&1 ;;
+    sweep-v01) timeout 550 python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
+                   --category level3 --compile-suites v0.1 --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
+                   --compile-budget 240 --max-seconds 470 --chunk 4 \
+                   --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
+    scale) timeout 480 python benchmarks/bench_harness.py scale --per-gpu 30 --gpus 4,2,1 --out "$OUT" \
+               > "$OUT/scale.log" 2>&1 ;;
     *) echo "unknown step: $step" >&2; exit 2 ;;
     esac
     echo "$step: exit $?"

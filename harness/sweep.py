@@ -12,6 +12,7 @@ import concurrent.futures as cf
 import datetime as dt
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -106,14 +107,16 @@ def _done(path: Path) -> set[str]:
 
 
 def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: str | None = None,
-          device: str = "cuda:0", compile_suites=("v3",), workers: int = 8, chunk: int = 8,
+          device: str | list[str] = "cuda:0", compile_suites=("v3",), workers: int = 8, chunk: int = 8,
           chunk_timeout_s: float = 600, max_seconds: float | None = None, problems_revision: str | None = None,
           compile_budget_s: float = 300,
           log=print) -> list[dict]:
-    """Measure every problem not yet in `out_path`; return the new rows."""
+    """Measure every problem not yet in `out_path`; return the new rows. `device` may list several GPUs:
+    the compile phase spreads over them and each times its share of the chunks, one chunk at a time."""
     from kb_data.gpus import gpu_key
     from kb_data.harness.grade import problems_revision_of
 
+    devices = [device] if isinstance(device, str) else list(device)
     ps = ProblemSet(problems_root)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,10 +129,11 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     # references with a documented defect cannot compile either
     to_compile = [pid for pid in todo if loaded[pid].suite in compile_suites and not loaded[pid].metadata.get("KNOWN_ISSUE")]
     not_compiled: dict[str, str] = {}  # problem -> why phase 2 times it eagerly only
-    if to_compile and device.startswith("cuda"):
+    if to_compile and devices[0].startswith("cuda"):
         t0 = time.monotonic()
         pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context())
-        futs = {pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, device): pid for pid in to_compile}
+        futs = {pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, devices[k % len(devices)]): pid
+                for k, pid in enumerate(to_compile)}
         finished, late = cf.wait(futs, timeout=compile_budget_s)
         for f in finished:
             pid, secs, err = f.result()
@@ -145,20 +149,12 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
         log(f"phase 1: compiled {len(finished)}/{len(to_compile)} references with {workers} workers "
             f"in {time.monotonic() - t0:.0f} s")
 
-    new_rows = []
+    new_rows: list[dict] = []
     revisions: dict[str, str | None] = {}
-    for i in range(0, len(todo), chunk):
-        if max_seconds and time.monotonic() - t_start > max_seconds:
-            log(f"stopping: time budget of {max_seconds:.0f} s spent; re-run to measure the rest")
-            break
-        part = todo[i:i + chunk]
-        job = {"entry": "baselines", "device": device, "degenerate": True, "problems": [
-            {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
-             "compile": loaded[pid].suite in compile_suites and pid not in not_compiled} for pid in part]}
-        with device_lock(device):
-            res = run_isolated(job, chunk_timeout_s)
-        rows = res.get("rows") or [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"} for pid in part
-                                   if pid not in {r['problem_id'] for r in res.get('rows') or []}]
+    chunks = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
+    lock = threading.Lock()
+
+    def record(rows: list[dict], res: dict) -> None:
         gpu_name = res.get("gpu_name")
         key = gpu or gpu_key(gpu_name)
         for r in rows:
@@ -178,6 +174,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
             row = b.to_row()
             row["degenerate_reason"] = r.get("degenerate_reason")  # problem-level evidence, merged into the problems dataset
             row["seconds"] = r.get("seconds")
+            row["device"] = res.get("device")
             with open(out_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(row, sort_keys=True) + "\n")
                 f.flush()
@@ -185,6 +182,35 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
             new_rows.append(row)
             log(f"  {b.problem_id}: eager {b.eager_ms} compile {b.compile_ms} -> {b.baseline_type}"
                 + (f" ERROR {b.error}" if b.error else ""))
+
+    def timing_worker(device: str) -> None:
+        # one thread per GPU: each takes the next chunk and times it there, alone on that GPU
+        while True:
+            with lock:
+                if not chunks:
+                    return
+                if max_seconds and time.monotonic() - t_start > max_seconds:
+                    log(f"stopping {device}: time budget of {max_seconds:.0f} s spent; re-run to measure the rest")
+                    chunks.clear()
+                    return
+                part = chunks.pop(0)
+            job = {"entry": "baselines", "device": device, "degenerate": True, "problems": [
+                {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
+                 "compile": loaded[pid].suite in compile_suites and pid not in not_compiled} for pid in part]}
+            with device_lock(device):
+                res = run_isolated(job, chunk_timeout_s)
+            got = {r["problem_id"] for r in res.get("rows") or []}
+            rows = (res.get("rows") or []) + [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"}
+                                              for pid in part if pid not in got]
+            res["device"] = device
+            with lock:
+                record(rows, res)
+
+    threads = [threading.Thread(target=timing_worker, args=(d,), daemon=True) for d in devices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     log(f"measured {len(new_rows)} problems in {time.monotonic() - t_start:.0f} s "
         f"({60 * len(new_rows) / max(time.monotonic() - t_start, 1e-9):.1f} problems/min)")
     return new_rows
@@ -209,7 +235,7 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
             if not line.strip():
                 continue
             row = json.loads(line)
-            extra = {k: row.pop(k, None) for k in ("degenerate_reason", "seconds")}
+            extra = {k: row.pop(k, None) for k in ("degenerate_reason", "seconds", "device")}
             b = Baseline.from_row(row)  # refuses a malformed row, naming the field
             if b.gpu != gpu:
                 raise ValueError(f"{path}:{lineno}: a {b.gpu} row, not {gpu}")

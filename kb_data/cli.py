@@ -125,7 +125,13 @@ def cmd_baselines_measure(args) -> int:
         ids = [ps.resolve(x) for x in args.only]
     ids = [pid for pid in dict.fromkeys(ids) if not pid.split("/")[1].startswith("metal")]  # Metal runs on Apple GPUs
     ids = [pid for pid in ids if not missing_requirements(ps.paths[pid].read_text(encoding="utf-8"))]
-    rows = sweep(ids, args.out, problems_root=args.problems, gpu=args.gpu_key, device=args.device,
+    if args.device == "auto":
+        from .harness.batch import visible_devices
+
+        devices = visible_devices("auto")
+    else:
+        devices = [d.strip() for d in args.device.split(",") if d.strip()]
+    rows = sweep(ids, args.out, problems_root=args.problems, gpu=args.gpu_key, device=devices,
                  compile_suites=tuple(x for x in args.compile_suites.split(",") if x), workers=args.workers,
                  chunk=args.chunk, max_seconds=args.max_seconds, compile_budget_s=args.compile_budget)
     return 0 if rows is not None else 1
@@ -195,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--category", action="append")
     p.add_argument("--only", action="append", default=[], help="problem ids or names")
     p.add_argument("--gpu-key", help="GPU key for the rows (default: from the device name)")
-    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--device", default="cuda:0",
+                   help="cuda:N, a comma-separated list, or auto (every visible GPU): each times its share, one problem at a time")
     p.add_argument("--out", type=Path, default=Path("baselines.jsonl"), help="JSONL file the rows are appended to")
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="parallel compile processes")
     p.add_argument("--compile-suites", default="v3,v0.1", help="suites whose references are also timed under torch.compile")

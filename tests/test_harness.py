@@ -267,9 +267,10 @@ def test_baseline_sweep_goes_on_past_a_broken_reference_and_resumes(tmp_path):
     broken.write_text(broken.read_text().replace("return F.gelu(x)", "raise RuntimeError('reference is broken')"))
     ids = [GELU, "v3/level1/23_Softmax", "v0.1/level1/19_ReLU"]
     out = tmp_path / "baselines.jsonl"
-    rows = sweep(ids, out, problems_root=root, device="cpu", compile_suites=(), chunk=2, log=lambda *_: None)
+    # two timing workers (as on a 2-GPU host) share the chunks: every problem measured exactly once
+    rows = sweep(ids, out, problems_root=root, device=["cpu", "cpu"], compile_suites=(), chunk=1, log=lambda *_: None)
     by_id = {r["problem_id"]: r for r in rows}
-    assert set(by_id) == set(ids)
+    assert set(by_id) == set(ids) and len(rows) == len(ids) == len(out.read_text().splitlines())
     assert by_id[GELU]["status"] == "error" and "reference is broken" in by_id[GELU]["error"]
     for pid in ids[1:]:
         r = by_id[pid]
