@@ -671,9 +671,10 @@ def dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ct
     seed = rules["seeds"][0]
     big = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)) > FP64_CHECK_MAX_BYTES
     checks = [
+        # first: nothing the other checks leave behind (a profiler session, freed memory) can hide late writes
+        ("side_stream", True, lambda: side_stream_check(cand, inputs, seed, device, res)),
         ("profile", job.get("require_custom_kernel", True),
          lambda: profile_checks(ref, cand, inputs, seed, device, precision, res)),
-        ("side_stream", True, lambda: side_stream_check(cand, inputs, seed, device, res)),
         ("constant", True, lambda: constant_check(res, ctx, atol, rtol)),
         ("degenerate", True, lambda: degenerate_checks(mod, ref, cand, rules, device, atol, rtol, res, ctx)),
         ("fp64", job.get("check_fp64", True) and precision in PRECISION_FLOOR and not big,
