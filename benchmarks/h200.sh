@@ -4,6 +4,7 @@
 # after `pip install --no-build-isolation --no-deps -e .`. Usage: benchmarks/h200.sh STEP [STEP ...]
 #   gpu-tests  the gpu-marked tests: anti-cheat corpus on the real problems, CUDA fault containment;
 #              -s prints each verdict as it comes, so a run cut short still shows what it graded
+#   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
 #   noise-long the same with a 400 ms floor on each timed loop (timing.MIN_TIMED_MS is 100 ms)
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
@@ -23,6 +24,8 @@ for step in "$@"; do
                    -p no:cacheprovider --timeout 200 --tb=short > "$OUT/gpu_tests_first.log" 2>&1
                timeout 300 python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -k "not ($k)" -s -v \
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
+    gpu-honest) timeout 200 python -m pytest -m gpu tests/test_anticheat.py -k "honest" -s -v -p no:cacheprovider \
+                    --timeout 120 --tb=short > "$OUT/gpu_honest.log" 2>&1 ;;
     noise) timeout 240 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
     noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
@@ -33,9 +36,9 @@ for step in "$@"; do
                   --chunk 4 --out "$OUT/baselines_h200_v3.jsonl" > "$OUT/sweep_v3.log" 2>&1 ;;
     sweep-v01) timeout 550 python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
                    --category level3 --compile-suites v0.1 --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
-                   --compile-budget 240 --max-seconds 470 --chunk 4 \
+                   --compile-budget "${COMPILE_BUDGET:-240}" --max-seconds "${MAX_SECONDS:-470}" --chunk 4 \
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
-    scale) timeout 480 python benchmarks/bench_harness.py scale --per-gpu 30 --gpus 4,2,1 --out "$OUT" \
+    scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus 4,2,1 --out "$OUT" \
                > "$OUT/scale.log" 2>&1 ;;
     *) echo "unknown step: $step" >&2; exit 2 ;;
     esac

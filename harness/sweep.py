@@ -48,6 +48,74 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
         return problem_id, time.monotonic() - t0, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
 
 
+COMPILE_MEMORY_FACTOR = 4        # inputs and weights, their CUDA-graph copies, outputs and intermediates
+COMPILE_MEMORY_MIN = 2 << 30     # Inductor's autotuning and a CUDA context come on top of any problem
+COMPILE_MEMORY_SHARE = 0.8       # of each GPU's memory that phase 1 may plan to fill
+
+
+def footprint_bytes(code: str, problem_id: str) -> int:
+    """What compiling a reference needs on the GPU, from its inputs and weights on the meta device."""
+    import torch
+
+    from kb_data.problems import exec_problem_code
+    from kb_data.harness.execute import _input_specs
+
+    try:
+        mod = exec_problem_code(code, problem_id)
+        data = sum(x.numel() * x.element_size() for x in _input_specs(mod) if isinstance(x, torch.Tensor))
+        with torch.device("meta"):
+            model = mod.Model(*mod.get_init_inputs())
+        data += sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
+    except Exception:
+        return 16 << 30  # unknown: plan for a large one
+    return max(COMPILE_MEMORY_MIN, COMPILE_MEMORY_FACTOR * data)
+
+
+def _compile_all(pids: list[str], loaded: dict, devices: list[str], workers: int, budget_s: float, log):
+    """Phase 1: compile in parallel processes, each on a GPU with room for it. A process per core would
+    exhaust a GPU's memory on problems with GB-sized inputs (it did on v0.1 with 16 per H200), so each GPU
+    takes compiles only while their planned footprints fit in its memory. Returns (number finished, late ids)."""
+    import torch
+
+    room = {d: COMPILE_MEMORY_SHARE * torch.cuda.get_device_properties(torch.device(d)).total_memory for d in devices}
+    need = {pid: footprint_bytes(loaded[pid].code, pid) for pid in pids}
+    pending = sorted(pids, key=lambda p: -need[p])  # the big ones first, while the GPUs are empty
+    running: dict = {}  # future -> (pid, device)
+    deadline = time.monotonic() + budget_s
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context())
+    finished = 0
+    try:
+        while pending or running:
+            for pid in list(pending):
+                if len(running) >= workers:
+                    break
+                busy = {d: sum(1 for _, dd in running.values() if dd == d) for d in devices}
+                # a device with room, or an idle one for a problem larger than any device's share
+                fits = [d for d in devices if need[pid] <= room[d]] or [d for d in devices if busy[d] == 0]
+                if fits:
+                    d = max(fits, key=lambda x: room[x])
+                    room[d] -= need[pid]
+                    running[pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, d)] = (pid, d)
+                    pending.remove(pid)
+            if not running:
+                break
+            done, _ = cf.wait(running, timeout=max(0.0, deadline - time.monotonic()), return_when=cf.FIRST_COMPLETED)
+            if not done:
+                break  # out of time
+            for f in done:
+                pid, d = running.pop(f)
+                room[d] += need[pid]
+                finished += 1
+                err = f.result()[2] if f.exception() is None else f"{type(f.exception()).__name__}: {f.exception()}"
+                if err:
+                    log(f"  compile {pid}: {err}")
+    finally:
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()  # a compile that hangs must not hold the sweep
+        pool.shutdown(wait=False, cancel_futures=True)
+    return finished, [pid for pid, _ in running.values()] + pending
+
+
 def measure_chunk(job: dict) -> dict:
     """Phase 2 (in an isolated child): time each problem of the chunk; one failure does not stop the chunk."""
     import torch
@@ -131,22 +199,12 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     not_compiled: dict[str, str] = {}  # problem -> why phase 2 times it eagerly only
     if to_compile and devices[0].startswith("cuda"):
         t0 = time.monotonic()
-        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context())
-        futs = {pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, devices[k % len(devices)]): pid
-                for k, pid in enumerate(to_compile)}
-        finished, late = cf.wait(futs, timeout=compile_budget_s)
-        for f in finished:
-            pid, secs, err = f.result()
-            if err:
-                log(f"  compile {pid}: {err}")
-        for f in late:
+        finished, late = _compile_all(to_compile, loaded, devices, workers, compile_budget_s, log)
+        for pid in late:
             # compiling it cold in phase 2 could take the whole chunk down with it: eager only, and the row says why
-            not_compiled[futs[f]] = f"torch.compile did not finish within the sweep's {compile_budget_s:.0f} s compile budget"
-            log(f"  compile {futs[f]}: not done within {compile_budget_s:.0f} s; timed eagerly only")
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.kill()  # a compile that hangs must not hold the sweep
-        pool.shutdown(wait=False, cancel_futures=True)
-        log(f"phase 1: compiled {len(finished)}/{len(to_compile)} references with {workers} workers "
+            not_compiled[pid] = f"torch.compile did not finish within the sweep's {compile_budget_s:.0f} s compile budget"
+            log(f"  compile {pid}: not done within {compile_budget_s:.0f} s; timed eagerly only")
+        log(f"phase 1: compiled {finished}/{len(to_compile)} references with up to {workers} workers "
             f"in {time.monotonic() - t0:.0f} s")
 
     new_rows: list[dict] = []

@@ -347,3 +347,17 @@ def test_compare_scales_by_the_finite_part_of_the_reference():
     assert compare(ref, near, rules, 0.0, 0.01)[0]  # 0.5 < 0.01 * 100
     ok, why, _, _ = compare(ref, far, rules, 0.0, 0.01)
     assert not ok and "= 1" in why  # the bound is 0.01 * 100 = 1, not inf
+
+
+def test_compile_footprint_counts_inputs_and_weights_on_the_meta_device():
+    """Phase 1 of the sweep plans GPU memory from this: 4x inputs + weights, at least 2 GiB; real problems
+    with GB-sized inputs must come out large, and a broken file must not be planned as small."""
+    from kb_data.harness.sweep import COMPILE_MEMORY_MIN, footprint_bytes
+
+    ps = ProblemSet()
+    frob = ps.load("v0.1/level1/37_FrobeniusNorm_")
+    assert footprint_bytes(frob.code, frob.problem_id) == 4 * 112 * 64 * 512 * 512 * 4  # one 7.5 GB input
+    ln = ps.load("v3/level1/40_LayerNorm")
+    mod_bytes = footprint_bytes(ln.code, ln.problem_id)
+    assert mod_bytes >= COMPILE_MEMORY_MIN
+    assert footprint_bytes("raise ValueError('broken')", "x/y/z") >= 8 << 30
