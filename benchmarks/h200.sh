@@ -30,15 +30,15 @@ for step in "$@"; do
                --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
     noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
-    overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats 3 --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
+    overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
     pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
     sweep-v3) timeout 560 python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 --max-seconds 480 \
                   --chunk 4 --out "$OUT/baselines_h200_v3.jsonl" > "$OUT/sweep_v3.log" 2>&1 ;;
-    sweep-v01) timeout 550 python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
+    sweep-v01) timeout "${SWEEP_TIMEOUT:-550}" python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
                    --category level3 --compile-suites v0.1 --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
                    --compile-budget "${COMPILE_BUDGET:-240}" --max-seconds "${MAX_SECONDS:-470}" --chunk 4 \
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
-    scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus 4,2,1 --out "$OUT" \
+    scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus "${GPUS:-4,2,1}" --out "$OUT" \
                > "$OUT/scale.log" 2>&1 ;;
     *) echo "unknown step: $step" >&2; exit 2 ;;
     esac
