@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.problems import ProblemSet
+from kb_data.rules import precision_class, tolerance
 from kb_data.schema import Baseline
 from kb_data.harness.worker import context, device_lock, run_isolated
 
@@ -151,7 +152,9 @@ def measure_chunk(job: dict) -> dict:
                     samples.append((j, [], [_sample(x) for x in (o if isinstance(o, (tuple, list)) else [o])
                                             if isinstance(x, torch.Tensor)],
                                     [_sample(x) for x in s if isinstance(x, torch.Tensor)]))
-                row["degenerate_reason"] = degenerate_reason(samples, 1e-3, 1e-3)
+                first = next((x for x in sets[0] if isinstance(x, torch.Tensor)), None)
+                atol, rtol = tolerance(rules, precision_class(str(first.dtype) if first is not None else None, rules))
+                row["degenerate_reason"] = degenerate_reason(samples, atol, rtol)  # "passes" means under the suite's tolerance
             del ref
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"

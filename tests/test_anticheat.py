@@ -67,3 +67,22 @@ def test_corpus_gpu(entry):
         pytest.skip("needs a CUDA GPU")
     rec = _grade(entry, default_problems_root(), "cuda:0", trials=None)
     _assert_verdict(entry, rec)
+
+
+def test_degenerate_reasons_from_samples():
+    """The problem-level check on (seed, candidate, reference, inputs) samples: each kind of degeneracy is
+    named, and an ordinary output with small values is not called degenerate."""
+    from kb_data.harness.execute import degenerate_reason
+
+    g = torch.Generator().manual_seed(0)
+    x1, x2 = torch.rand(4096, generator=g), torch.rand(4096, generator=g)
+    sample = lambda outs: [(j, [], [o], [x]) for j, (o, x) in enumerate(zip(outs, (x1, x2)))]
+    atol, rtol = 1e-2, 1e-2
+    assert degenerate_reason(sample([x1 / x1.norm() / 30, x2 / x2.norm() / 30]), atol, rtol) == \
+        "the reference output is within tolerance of a constant"  # FrobeniusNorm-like: every value under atol
+    assert degenerate_reason(sample([torch.full((4096,), 3.0), torch.full((4096,), 5.0)]), atol, rtol) == \
+        "the reference output is constant"
+    assert "barely changes" in degenerate_reason(sample([torch.sin(torch.arange(4096.0))] * 2), atol, rtol)
+    assert "equals one of its inputs" in degenerate_reason(sample([x1.relu(), x2.relu()]), atol, rtol)
+    assert degenerate_reason(sample([torch.tanh(8 * x1 - 4), torch.tanh(8 * x2 - 4)]), atol, rtol) is None
+    assert degenerate_reason(sample([x1 * 0.05, x2 * 0.05]), atol, rtol) is None  # range 0.05 > 2 * atol
