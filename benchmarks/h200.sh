@@ -6,7 +6,8 @@
 #              -s prints each verdict as it comes, so a run cut short still shows what it graded
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
-#   noise-long the same with a 400 ms floor on each timed loop (timing.MIN_TIMED_MS is 100 ms)
+#   noise-long the same with a 400 ms floor on each paired loop (the default since; run 4 of BENCHMARKS.md)
+#   noise-sym  the same with the output check after the reference's timed calls too (the ~0.4% tilt)
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
 #   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: same $OUT file)
@@ -30,6 +31,8 @@ for step in "$@"; do
                --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
     noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
+    noise-sym) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
+               --repeats 2 --symmetric-check --out "$OUT/noise_sym" > "$OUT/noise_sym.log" 2>&1 ;;
     overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
     pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
     sweep-v3) timeout 560 python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 --max-seconds 480 \

@@ -122,11 +122,11 @@ class Timer:
         return self.run_paired(call, None, warmup=warmup, trials=trials, prepare=prepare, check=check,
                                warmup_ms=warmup_ms, min_timed_ms=min_timed_ms)[0]
 
-    def run_paired(self, subject, other, *, warmup: int, trials: int, prepare=None, check=None,
+    def run_paired(self, subject, other, *, warmup: int, trials: int, prepare=None, check=None, check_other=None,
                    warmup_ms: float = WARMUP_MS, min_timed_ms: float = MIN_TIMED_MS) -> tuple[Timing, Timing | None]:
         """Time `subject` and, when given, `other` in alternating trials (ABBA order), so that clock,
         thermal and L2 drift fall on both alike and their ratio stays put. `check(i, out)` sees the
-        subject's outputs only."""
+        subject's outputs, `check_other(i, out)` the other's."""
         calls = [subject] + ([other] if other is not None else [])
         times: list[list[float]] = [[] for _ in calls]
         if self.cuda and warmup_ms > 0:
@@ -146,8 +146,8 @@ class Timer:
                 if prepare is not None:
                     prepare(i)
                 ms, out = self._timed(calls[j], i)
-                if check is not None and j == 0:
-                    check(i, out)
+                if (check, check_other)[j] is not None:
+                    (check, check_other)[j](i, out)
                 del out
                 if i >= warmup:
                     times[j].append(ms)

@@ -361,3 +361,26 @@ def test_compile_footprint_counts_inputs_and_weights_on_the_meta_device():
     mod_bytes = footprint_bytes(ln.code, ln.problem_id)
     assert mod_bytes >= COMPILE_MEMORY_MIN
     assert footprint_bytes("raise ValueError('broken')", "x/y/z") >= 8 << 30
+
+
+def test_paired_timing_alternates_abba_and_checks_whose_output_it_is():
+    """run_paired: both calls get the same number of trials, in ABBA order; each check sees only its own
+    call's outputs."""
+    from kb_data.harness.timing import Timer
+
+    order, seen = [], {"s": [], "o": []}
+
+    def subject(i):
+        order.append("s")
+        return ("s", i)
+
+    def other(i):
+        order.append("o")
+        return ("o", i)
+
+    t_s, t_o = Timer("cpu", l2_flush=False).run_paired(
+        subject, other, warmup=0, trials=6, check=lambda i, out: seen["s"].append(out),
+        check_other=lambda i, out: seen["o"].append(out))
+    assert "".join(order) == "soossoossoos"
+    assert len(t_s.times_ms) == len(t_o.times_ms) == 6
+    assert seen == {"s": [("s", i) for i in range(6)], "o": [("o", i) for i in range(6)]}
