@@ -72,6 +72,13 @@ def footprint_bytes(code: str, problem_id: str) -> int:
     return max(COMPILE_MEMORY_MIN, COMPILE_MEMORY_FACTOR * data)
 
 
+def place(need: float, room: dict, busy: dict) -> str | None:
+    """The GPU for a compile that needs `need` bytes: the one with most room left if it fits there; one with
+    nothing running if it fits nowhere (a problem larger than any GPU's share runs alone); else None (wait)."""
+    fits = [d for d in room if need <= room[d]] or [d for d in room if busy[d] == 0]
+    return max(fits, key=lambda d: room[d]) if fits else None
+
+
 def _compile_all(pids: list[str], loaded: dict, devices: list[str], workers: int, budget_s: float, log):
     """Phase 1: compile in parallel processes, each on a GPU with room for it. A process per core would
     exhaust a GPU's memory on problems with GB-sized inputs (it did on v0.1 with 16 per H200), so each GPU
@@ -91,10 +98,8 @@ def _compile_all(pids: list[str], loaded: dict, devices: list[str], workers: int
                 if len(running) >= workers:
                     break
                 busy = {d: sum(1 for _, dd in running.values() if dd == d) for d in devices}
-                # a device with room, or an idle one for a problem larger than any device's share
-                fits = [d for d in devices if need[pid] <= room[d]] or [d for d in devices if busy[d] == 0]
-                if fits:
-                    d = max(fits, key=lambda x: room[x])
+                d = place(need[pid], room, busy)
+                if d is not None:
                     room[d] -= need[pid]
                     running[pool.submit(_warm_compile, pid, loaded[pid].code, loaded[pid].rules, d)] = (pid, d)
                     pending.remove(pid)

@@ -384,3 +384,14 @@ def test_paired_timing_alternates_abba_and_checks_whose_output_it_is():
     assert "".join(order) == "soossoossoos"
     assert len(t_s.times_ms) == len(t_o.times_ms) == 6
     assert seen == {"s": [("s", i) for i in range(6)], "o": [("o", i) for i in range(6)]}
+
+
+def test_compile_placement_waits_for_room_and_runs_oversized_problems_alone():
+    from kb_data.harness.sweep import place
+
+    G = 1 << 30
+    assert place(10 * G, {"cuda:0": 30 * G, "cuda:1": 50 * G}, {"cuda:0": 1, "cuda:1": 1}) == "cuda:1"
+    assert place(40 * G, {"cuda:0": 30 * G, "cuda:1": 20 * G}, {"cuda:0": 1, "cuda:1": 2}) is None  # wait
+    # larger than any GPU's share: only on a GPU with nothing else running
+    assert place(200 * G, {"cuda:0": 100 * G, "cuda:1": 110 * G}, {"cuda:0": 0, "cuda:1": 1}) == "cuda:0"
+    assert place(200 * G, {"cuda:0": 90 * G, "cuda:1": 110 * G}, {"cuda:0": 1, "cuda:1": 1}) is None
