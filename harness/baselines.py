@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 
 from kb_data.paths import DATA_DIR
 
@@ -41,3 +42,31 @@ class BaselineIndex:
     def shipped(cls) -> "BaselineIndex":
         """The measured baselines that ship with the package (kb_data/data/baselines_*.jsonl)."""
         return cls.from_files(sorted(DATA_DIR.glob("baselines_*.jsonl")))
+
+
+def read_rows(path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def run_to_run_spread(first: list[dict], second: list[dict], min_ms: float = 0.1) -> dict:
+    """How far a second measurement of the same baselines moved: per problem measured `ok` in both (same GPU
+    key), the relative change of the eager and torch.compile medians and whether the chosen baseline flipped;
+    the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target)."""
+    a = {(r["problem_id"], r["gpu"]): r for r in first if r.get("status") == "ok"}
+    rows = []
+    for r in second:
+        key = (r["problem_id"], r["gpu"])
+        if r.get("status") != "ok" or key not in a:
+            continue
+        row = {"problem_id": key[0], "gpu": key[1], "choice": (a[key]["baseline_type"], r["baseline_type"])}
+        for kind in ("eager", "compile"):
+            x, y = a[key].get(f"{kind}_ms"), r.get(f"{kind}_ms")
+            row[kind] = (x, y, y / x - 1 if x and y else None)
+        rows.append(row)
+    summary = {"problems": len(rows), "flipped": sum(r["choice"][0] != r["choice"][1] for r in rows)}
+    for kind in ("eager", "compile"):
+        diffs = [abs(r[kind][2]) for r in rows if r[kind][2] is not None and r[kind][0] > min_ms]
+        summary[kind] = {"n": len(diffs), "median_abs": statistics.median(diffs) if diffs else None,
+                         "max_abs": max(diffs, default=None), "under_3pct": sum(d < 0.03 for d in diffs)}
+    return {"rows": sorted(rows, key=lambda r: r["problem_id"]), "summary": summary}

@@ -145,6 +145,29 @@ def cmd_baselines_ship(args) -> int:
     return 0
 
 
+def cmd_baselines_spread(args) -> int:
+    from .harness.baselines import read_rows, run_to_run_spread
+
+    res = run_to_run_spread(read_rows(args.first), read_rows(args.second), args.min_ms)
+    pct = lambda x: "-" if x is None else f"{100 * x:+.1f}%"
+    ms = lambda x: "-" if x is None else f"{x:.4f}"
+    print("| problem | eager 1 | eager 2 | diff | compile 1 | compile 2 | diff | choice 1 / 2 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in res["rows"]:
+        e, c = r["eager"], r["compile"]
+        short = lambda t: "compile" if t == "torch_compile" else "eager"
+        print(f"| `{r['problem_id']}` | {ms(e[0])} | {ms(e[1])} | {pct(e[2])} | {ms(c[0])} | {ms(c[1])} | {pct(c[2])} "
+              f"| {short(r['choice'][0])} / {short(r['choice'][1])} |")
+    s = res["summary"]
+    print(f"\n{s['problems']} problems in both, {s['flipped']} baseline choice(s) flipped; over {args.min_ms} ms:")
+    for kind in ("eager", "compile"):
+        k = s[kind]
+        if k["n"]:
+            print(f"  {kind}: median |diff| {100 * k['median_abs']:.1f}%, max {100 * k['max_abs']:.1f}%, "
+                  f"under 3%: {k['under_3pct']}/{k['n']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kb", description="KernelBench problems, baselines and run records as datasets; kernel grading.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -210,6 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk", type=int, default=8, help="problems per isolated child")
     p.add_argument("--compile-budget", type=float, default=300, help="seconds for the parallel compile phase")
     p.set_defaults(func=cmd_baselines_measure)
+    p = bsub.add_parser("spread", help="run-to-run spread between two measurements of the same baselines")
+    p.add_argument("first", type=Path, help="baseline JSONL (e.g. the shipped rows)")
+    p.add_argument("second", type=Path, help="baseline JSONL measured again (e.g. `measure --only ...` in a later call)")
+    p.add_argument("--min-ms", type=float, default=0.1, help="summarise problems whose first median is over this")
+    p.set_defaults(func=cmd_baselines_spread)
     p = bsub.add_parser("ship", help="merge `measure` output into the package's shipped rows (one row per problem)")
     p.add_argument("files", nargs="+", type=Path, help="JSONL files written by `kb baselines measure` (later ones win)")
     p.add_argument("--gpu-key", required=True, help="the rows' GPU key, e.g. H200")

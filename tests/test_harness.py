@@ -395,3 +395,22 @@ def test_compile_placement_waits_for_room_and_runs_oversized_problems_alone():
     # larger than any GPU's share: only on a GPU with nothing else running
     assert place(200 * G, {"cuda:0": 100 * G, "cuda:1": 110 * G}, {"cuda:0": 0, "cuda:1": 1}) == "cuda:0"
     assert place(200 * G, {"cuda:0": 90 * G, "cuda:1": 110 * G}, {"cuda:0": 1, "cuda:1": 1}) is None
+
+
+def test_run_to_run_spread_of_the_h200_repeat():
+    """`kb baselines spread` on the shipped H200 rows and the 12-problem repeat measured in a later device call:
+    the figures BENCHMARKS.md reports (median |diff| 6.5% eager, 8.6% compile, one choice flipped)."""
+    from kb_data.harness.baselines import read_rows, run_to_run_spread
+    from kb_data.paths import CHECKOUT, DATA_DIR
+
+    repeat = CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_2026-11-29.jsonl"
+    res = run_to_run_spread(read_rows(DATA_DIR / "baselines_h200.jsonl"), read_rows(repeat))
+    s, by_id = res["summary"], {r["problem_id"]: r for r in res["rows"]}
+    assert s["problems"] == 12 and s["flipped"] == 1
+    assert by_id["v3/level2/52_Conv2d_Activation_BatchNorm"]["choice"] == ("torch_compile", "pytorch_eager")
+    assert round(by_id["v3/level1/1_Square_matrix_multiplication_"]["eager"][2], 3) == 0.121
+    assert round(s["eager"]["median_abs"], 3) == 0.065 and round(s["compile"]["median_abs"], 3) == 0.086
+    assert s["eager"]["under_3pct"] == 2 and s["compile"]["under_3pct"] == 4
+    # the same file against itself: no spread at all
+    same = run_to_run_spread(read_rows(repeat), read_rows(repeat))["summary"]
+    assert same["eager"]["max_abs"] == 0 and same["flipped"] == 0
