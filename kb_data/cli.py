@@ -224,8 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--category", action="append")
     p.add_argument("--only", action="append", default=[], help="problem ids or names")
     p.add_argument("--gpu-key", help="GPU key for the rows (default: from the device name)")
-    p.add_argument("--device", default="cuda:0",
-                   help="cuda:N, a comma-separated list, or auto (every visible GPU): each times its share, one problem at a time")
+    p.add_argument("--device", default="auto",
+                   help="cuda:N, a comma-separated list, or auto (every visible GPU, else the CPU): each GPU times its "
+                        "share, one problem at a time")
     p.add_argument("--out", type=Path, default=Path("baselines.jsonl"), help="JSONL file the rows are appended to")
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="parallel compile processes")
     p.add_argument("--compile-suites", default="v3,v0.1", help="suites whose references are also timed under torch.compile")

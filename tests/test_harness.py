@@ -414,3 +414,20 @@ def test_run_to_run_spread_of_the_h200_repeat():
     # the same file against itself: no spread at all
     same = run_to_run_spread(read_rows(repeat), read_rows(repeat))["summary"]
     assert same["eager"]["max_abs"] == 0 and same["flipped"] == 0
+
+
+def test_kb_baselines_measure_then_spread_from_the_command_line(tmp_path, capsys):
+    """The CLI end to end on CPU: `measure` (default --device auto: the CPU here) writes a row per problem,
+    a second `measure` into another file repeats them, and `spread` compares the two."""
+    from kb_data.cli import main
+
+    args = ["baselines", "measure", "--problems", str(SMALL_PROBLEMS), "--only", GELU, "--only", "v3/level1/23_Softmax",
+            "--compile-suites", "", "--chunk", "1"]
+    assert main(args + ["--out", str(tmp_path / "a.jsonl")]) == 0
+    assert main(args + ["--out", str(tmp_path / "b.jsonl")]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert {r["problem_id"] for r in rows} == {GELU, "v3/level1/23_Softmax"} and {r["device"] for r in rows} == {"cpu"}
+    capsys.readouterr()
+    assert main(["baselines", "spread", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--min-ms", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"| `{GELU}` |" in out and "2 problems in both, 0 baseline choice(s) flipped" in out and "eager: median |diff|" in out
