@@ -86,3 +86,40 @@ def test_degenerate_reasons_from_samples():
     assert "equals one of its inputs" in degenerate_reason(sample([x1.relu(), x2.relu()]), atol, rtol)
     assert degenerate_reason(sample([torch.tanh(8 * x1 - 4), torch.tanh(8 * x2 - 4)]), atol, rtol) is None
     assert degenerate_reason(sample([x1 * 0.05, x2 * 0.05]), atol, rtol) is None  # range 0.05 > 2 * atol
+
+
+def test_off_distribution_recheck_tells_rounding_from_overfitting():
+    """On a degenerate problem the candidate is re-run on 3x standard-normal inputs. A kernel that only sums in
+    another order can land outside a tight absolute tolerance there (zero-mean sums of large terms), yet is as
+    close to float64 as the reference: no flag. A kernel that is wrong there is flagged input_overfit."""
+    import torch.nn as nn
+
+    from kb_data.harness.execute import degenerate_checks
+    from kb_data.rules import rules_for
+
+    class RowSum(nn.Module):
+        def forward(self, x):
+            return x.sum(dim=1)
+
+    class BlockedRowSum(nn.Module):  # the same sum, in 64 blocks
+        def forward(self, x):
+            return x.view(x.shape[0], 64, -1).sum(2).sum(1)
+
+    class ScaledFirstColumn(nn.Module):  # right only where every column is alike
+        def forward(self, x):
+            return x[:, 0] * x.shape[1]
+
+    flat = [torch.full((8,), 2.0)] * 2  # the reference's samples: it barely changes across seeds
+    ctx = {"samples": [(j, [], [o], []) for j, o in enumerate(flat)], "first_inputs": [torch.rand(256, 4096)]}
+    rules = rules_for("v0.1")
+
+    def run(cand):
+        res = {"flags": [], "flag_details": {}}
+        degenerate_checks(None, RowSum(), cand, rules, torch.device("cpu"), "fp32", 1e-6, 0.0, res, ctx)
+        return res
+
+    honest = run(BlockedRowSum())
+    assert honest["flags"] == ["degenerate_problem"], honest
+    assert "as close to float64 as the reference" in honest["flag_details"]["off_distribution"]
+    wrong = run(ScaledFirstColumn())
+    assert wrong["flags"] == ["degenerate_problem", "input_overfit"], wrong
