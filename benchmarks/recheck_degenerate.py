@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from kb_data.harness.execute import _call, _input_specs, _sample, build_reference, degenerate_reason, make_inputs  # noqa: E402
 from kb_data.harness.sweep import footprint_bytes  # noqa: E402
 from kb_data.paths import DATA_DIR  # noqa: E402
-from kb_data.problems import ProblemSet, exec_problem_code  # noqa: E402
+from kb_data.problems import ProblemSet, exec_problem_code, tensor_bytes  # noqa: E402
 from kb_data.rules import precision_class, tolerance  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def recheck(pid: str, ps: ProblemSet, device: str, max_bytes: float) -> str | No
     p = ps.load(pid)
     mod = exec_problem_code(p.code, pid)
     specs = [x for x in _input_specs(mod) if isinstance(x, torch.Tensor)]
-    if sum(x.numel() * x.element_size() for x in specs) > max_bytes or footprint_bytes(p.code, pid) > 4 * max_bytes:
+    if sum(tensor_bytes(x) for x in specs) > max_bytes or footprint_bytes(p.code, pid) > 4 * max_bytes:
         raise MemoryError("inputs too large for --max-input-gb")
     ref = build_reference(mod, p.rules, device, 0)
     samples = []

@@ -32,11 +32,7 @@ class BaselineIndex:
 
     @classmethod
     def from_files(cls, paths) -> "BaselineIndex":
-        rows = []
-        for p in paths:
-            with open(p, encoding="utf-8") as f:
-                rows += [json.loads(line) for line in f if line.strip()]
-        return cls(rows)
+        return cls([row for p in paths for row in read_rows(p)])
 
     @classmethod
     def shipped(cls) -> "BaselineIndex":
@@ -45,6 +41,7 @@ class BaselineIndex:
 
 
 def read_rows(path) -> list[dict]:
+    """The rows of a JSONL file (blank lines skipped)."""
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.grade import Options, grade
+from kb_data.harness.worker import run_per_device
 
 
 @dataclass(frozen=True)
@@ -168,26 +168,13 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
 
 def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -> None:
     """One thread per device, each grading jobs from a shared queue in isolated children."""
-    q: queue.Queue = queue.Queue()
-    for item in todo:
-        q.put(item)
+    def grade_on(device: str, item) -> None:
+        job, problem, code, model = item
+        rec, base = grade(problem, code, name=job.submission, options=replace(options, device=device, model=model),
+                          baselines=baselines)
+        on_record(rec, base)
 
-    def worker(device: str):
-        opt = replace(options, device=device)
-        while True:
-            try:
-                job, problem, code, model = q.get_nowait()
-            except queue.Empty:
-                return
-            rec, base = grade(problem, code, name=job.submission, options=replace(opt, model=model),
-                              baselines=baselines)
-            on_record(rec, base)
-
-    threads = [threading.Thread(target=worker, args=(d,), daemon=True) for d in devices]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_per_device(devices, todo, grade_on)
 
 
 def _progress(total: int, enabled: bool, skipped: int = 0):

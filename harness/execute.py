@@ -20,7 +20,7 @@ import torch
 import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
 
 from kb_data.harness import timing
-from kb_data.problems import exec_problem_code, ProblemError
+from kb_data.problems import exec_problem_code, ProblemError, tensor_bytes
 from kb_data.rules import baseline_choice, precision_class, tolerance
 from kb_data.schema import EAGER_BASELINE_TYPES
 
@@ -560,7 +560,7 @@ def _input_sets(mod, rules, device, job) -> list:
     """Distinct input sets for the timed calls (3, or 2 when one set is large)."""
     base = rules["timing_seed"]
     first = make_inputs(mod, base, device)
-    size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
+    size = sum(tensor_bytes(x) for x in first if isinstance(x, torch.Tensor))
     k = job.get("timing_sets", 3 if 3 * size <= TIMING_SETS_MAX_BYTES else 2)
     return [first] + [make_inputs(mod, base + j, device) for j in range(1, k)]
 
@@ -673,10 +673,20 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
 FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fit beside everything else
 
 
+def _fp64_feasible(inputs, precision: str) -> bool:
+    """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits."""
+    return (precision in PRECISION_FLOOR
+            and sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)) <= FP64_CHECK_MAX_BYTES)
+
+
+def _fp64_bound(e_ref: float, precision: str) -> float:
+    """The largest error to float64 a candidate may have: a multiple of the reference's own, with a floor."""
+    return max(PRECISION_FACTOR * e_ref, PRECISION_FLOOR[precision])
+
+
 def dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx, job) -> None:
     inputs = ctx["first_inputs"]
     seed = rules["seeds"][0]
-    big = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)) > FP64_CHECK_MAX_BYTES
     checks = [
         # first: nothing the other checks leave behind (a profiler session, freed memory) can hide late writes
         ("side_stream", True, lambda: side_stream_check(cand, inputs, seed, device, res)),
@@ -684,7 +694,7 @@ def dynamic_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ct
          lambda: profile_checks(ref, cand, inputs, seed, device, precision, res)),
         ("constant", True, lambda: constant_check(res, ctx, atol, rtol)),
         ("degenerate", True, lambda: degenerate_checks(mod, ref, cand, rules, device, precision, atol, rtol, res, ctx)),
-        ("fp64", job.get("check_fp64", True) and precision in PRECISION_FLOOR and not big,
+        ("fp64", job.get("check_fp64", True) and _fp64_feasible(inputs, precision),
          lambda: precision_check(ref, cand, inputs, seed, device, precision, res)),
         ("weights", True, lambda: weights_check(mod, ref, cand, rules, device, atol, rtol, res)),
     ]
@@ -746,15 +756,14 @@ def side_stream_check(cand, inputs, seed, device, res) -> None:
     right away and compared with its value after a full device synchronization. The copies go into buffers
     allocated beforehand: an allocation here could reach cudaMalloc, which may synchronize the device and
     hide the late writes (as it did on the H200)."""
-    threads_before = {t.ident for t in threading.enumerate()}
-    snaps, ins = None, clone_inputs(inputs)
+    snaps = None
     if device.type == "cuda":
         probe = _call(cand, clone_inputs(inputs), seed, "the candidate")
         torch.cuda.synchronize(device)
         snaps = [torch.empty_like(o) for o in _outputs(probe) if isinstance(o, torch.Tensor)]
         del probe
-        threads_before = {t.ident for t in threading.enumerate()}
-    out = _call(cand, ins, seed, "the candidate")
+    threads_before = {t.ident for t in threading.enumerate()}
+    out = _call(cand, clone_inputs(inputs), seed, "the candidate")
     outs = [o for o in _outputs(out) if isinstance(o, torch.Tensor)]
     copied = snaps is not None and [(s.shape, s.dtype) for s in snaps] == [(o.shape, o.dtype) for o in outs]
     if copied:
@@ -811,10 +820,8 @@ def degenerate_checks(mod, ref, cand, rules, device, precision, atol, rtol, res,
         # Zero-mean inputs 3x larger can put long reductions' rounding above an absolute tolerance (v0.1's
         # large-K matmul): an honest kernel fails there as well as a copy would. It is overfit only if it is also
         # much further from float64 than the reference is.
-        big = sum(x.numel() * x.element_size() for x in off if isinstance(x, torch.Tensor)) > FP64_CHECK_MAX_BYTES
-        errors = None if big or precision not in PRECISION_FLOOR else _fp64_errors(ref, cand, off, seed)
-        if isinstance(errors, list) and all(e_cand <= max(PRECISION_FACTOR * e_ref, PRECISION_FLOOR[precision])
-                                            for e_ref, e_cand in errors):
+        errors = _fp64_errors(ref, cand, off, seed) if _fp64_feasible(off, precision) else None
+        if isinstance(errors, list) and all(e_cand <= _fp64_bound(e_ref, precision) for e_ref, e_cand in errors):
             res["flag_details"]["off_distribution"] = (f"outside the tolerance ({why}), but as close to float64 as the "
                                                        f"reference: {errors}")
             return
@@ -872,7 +879,7 @@ def precision_check(ref, cand, inputs, seed, device, precision, res) -> None:
         return
     for e_ref, e_cand in errors[:1]:
         res["flag_details"]["fp64_rel_err"] = {"reference": e_ref, "candidate": e_cand}
-        bound = max(PRECISION_FACTOR * e_ref, PRECISION_FLOOR[precision])
+        bound = _fp64_bound(e_ref, precision)
         low_kernels = res["flag_details"].get("reduced_precision_kernels")
         if e_cand > bound or (low_kernels and e_cand > 4 * e_ref + 1e-7):
             _flag(res, "precision_downgrade", f"error vs float64 {e_cand:.3g}, the reference's {e_ref:.3g} (bound {bound:.3g})"

@@ -20,7 +20,7 @@ from kb_data import __version__ as HARNESS_VERSION
 from kb_data.problems import ProblemSet
 from kb_data.rules import precision_class, tolerance
 from kb_data.schema import Baseline
-from kb_data.harness.worker import context, device_lock, run_isolated
+from kb_data.harness.worker import context, device_lock, run_isolated, run_per_device
 
 
 def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple[str, float, str | None]:
@@ -58,15 +58,15 @@ def footprint_bytes(code: str, problem_id: str) -> int:
     """What compiling a reference needs on the GPU, from its inputs and weights on the meta device."""
     import torch
 
-    from kb_data.problems import exec_problem_code
+    from kb_data.problems import exec_problem_code, tensor_bytes
     from kb_data.harness.execute import _input_specs
 
     try:
         mod = exec_problem_code(code, problem_id)
-        data = sum(x.numel() * x.element_size() for x in _input_specs(mod) if isinstance(x, torch.Tensor))
         with torch.device("meta"):
             model = mod.Model(*mod.get_init_inputs())
-        data += sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
+        held = [x for x in _input_specs(mod) if isinstance(x, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+        data = sum(tensor_bytes(t) for t in held)
     except Exception:
         return 16 << 30  # unknown: plan for a large one
     return max(COMPILE_MEMORY_MIN, COMPILE_MEMORY_FACTOR * data)
@@ -217,7 +217,6 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
 
     new_rows: list[dict] = []
     revisions: dict[str, str | None] = {}
-    chunks = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
     lock = threading.Lock()
 
     def record(rows: list[dict], res: dict) -> None:
@@ -249,34 +248,32 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
             log(f"  {b.problem_id}: eager {b.eager_ms} compile {b.compile_ms} -> {b.baseline_type}"
                 + (f" ERROR {b.error}" if b.error else ""))
 
-    def timing_worker(device: str) -> None:
-        # one thread per GPU: each takes the next chunk and times it there, alone on that GPU
-        while True:
-            with lock:
-                if not chunks:
-                    return
-                if max_seconds and time.monotonic() - t_start > max_seconds:
-                    log(f"stopping {device}: time budget of {max_seconds:.0f} s spent; re-run to measure the rest")
-                    chunks.clear()
-                    return
-                part = chunks.pop(0)
-            job = {"entry": "baselines", "device": device, "degenerate": True, "problems": [
-                {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
-                 "compile": loaded[pid].suite in compile_suites and pid not in not_compiled} for pid in part]}
-            with device_lock(device):
-                res = run_isolated(job, chunk_timeout_s)
-            got = {r["problem_id"] for r in res.get("rows") or []}
-            rows = (res.get("rows") or []) + [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"}
-                                              for pid in part if pid not in got]
-            res["device"] = device
-            with lock:
-                record(rows, res)
+    stopped: list[bool] = []
 
-    threads = [threading.Thread(target=timing_worker, args=(d,), daemon=True) for d in devices]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def out_of_time() -> bool:
+        with lock:
+            if max_seconds and time.monotonic() - t_start > max_seconds:
+                if not stopped:
+                    stopped.append(True)
+                    log(f"stopping: time budget of {max_seconds:.0f} s spent; re-run to measure the rest")
+                return True
+            return False
+
+    def time_chunk(device: str, part: list[str]) -> None:
+        # each GPU times one chunk at a time, alone on that GPU
+        job = {"entry": "baselines", "device": device, "degenerate": True, "problems": [
+            {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
+             "compile": loaded[pid].suite in compile_suites and pid not in not_compiled} for pid in part]}
+        with device_lock(device):
+            res = run_isolated(job, chunk_timeout_s)
+        got = {r["problem_id"] for r in res.get("rows") or []}
+        rows = (res.get("rows") or []) + [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"}
+                                          for pid in part if pid not in got]
+        res["device"] = device
+        with lock:
+            record(rows, res)
+
+    run_per_device(devices, [todo[i:i + chunk] for i in range(0, len(todo), chunk)], time_chunk, stop=out_of_time)
     log(f"measured {len(new_rows)} problems in {time.monotonic() - t_start:.0f} s "
         f"({60 * len(new_rows) / max(time.monotonic() - t_start, 1e-9):.1f} problems/min)")
     return new_rows
@@ -288,14 +285,13 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
     One row per problem: a problem measured again replaces its row (later files win); the rest stay.
     Returns (baseline rows, check rows) written."""
     from kb_data.builders.baselines import read_baseline_jsonl
+    from kb_data.harness.baselines import read_rows
     from kb_data.builders.common import write_bytes_atomic
 
     key = gpu.lower()
     bpath, cpath = data_dir / f"baselines_{key}.jsonl", data_dir / f"problem_checks_{key}.jsonl"
     baselines = {b.problem_id: b.to_row() for b in (read_baseline_jsonl(bpath) if bpath.exists() else [])}
-    checks = {}
-    if cpath.exists():
-        checks = {r["problem_id"]: r for r in map(json.loads, cpath.read_text(encoding="utf-8").splitlines()) if r}
+    checks = {r["problem_id"]: r for r in read_rows(cpath)} if cpath.exists() else {}
     for path in sweep_files:
         for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():

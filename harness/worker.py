@@ -11,8 +11,10 @@ from __future__ import annotations
 import fcntl
 import multiprocessing as mp
 import os
+import queue
 import signal
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,6 +109,28 @@ def run_isolated(job: dict, timeout_s: float) -> dict:
         pass
     result["wall_s"] = wall
     return result
+
+
+def run_per_device(devices: list[str], items, handle, stop=None) -> None:
+    """One thread per device, each taking the next item from a shared queue and calling `handle(device, item)`,
+    until the queue is empty or `stop()` returns True. The callers put the isolation inside `handle`."""
+    q: queue.Queue = queue.Queue()
+    for item in items:
+        q.put(item)
+
+    def work(device: str) -> None:
+        while stop is None or not stop():
+            try:
+                item = q.get_nowait()
+            except queue.Empty:
+                return
+            handle(device, item)
+
+    threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in devices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def lock_dir() -> Path:

@@ -151,11 +151,11 @@ def cmd_baselines_spread(args) -> int:
     res = run_to_run_spread(read_rows(args.first), read_rows(args.second), args.min_ms)
     pct = lambda x: "-" if x is None else f"{100 * x:+.1f}%"
     ms = lambda x: "-" if x is None else f"{x:.4f}"
+    short = lambda t: "compile" if t == "torch_compile" else "eager"
     print("| problem | eager 1 | eager 2 | diff | compile 1 | compile 2 | diff | choice 1 / 2 |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for r in res["rows"]:
         e, c = r["eager"], r["compile"]
-        short = lambda t: "compile" if t == "torch_compile" else "eager"
         print(f"| `{r['problem_id']}` | {ms(e[0])} | {ms(e[1])} | {pct(e[2])} | {ms(c[0])} | {ms(c[1])} | {pct(c[2])} "
               f"| {short(r['choice'][0])} / {short(r['choice'][1])} |")
     s = res["summary"]

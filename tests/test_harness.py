@@ -431,3 +431,26 @@ def test_kb_baselines_measure_then_spread_from_the_command_line(tmp_path, capsys
     assert main(["baselines", "spread", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--min-ms", "0"]) == 0
     out = capsys.readouterr().out
     assert f"| `{GELU}` |" in out and "2 problems in both, 0 baseline choice(s) flipped" in out and "eager: median |diff|" in out
+
+
+def test_run_per_device_hands_each_item_to_one_device_and_stops_when_told():
+    from kb_data.harness.worker import run_per_device
+
+    seen = []
+    run_per_device(["cuda:0", "cuda:1", "cuda:2"], range(20), lambda d, x: seen.append((d, x)))
+    assert sorted(x for _, x in seen) == list(range(20))
+    done = []
+    run_per_device(["cuda:0", "cuda:1"], range(20), lambda d, x: done.append(x), stop=lambda: len(done) >= 5)
+    assert 5 <= len(done) <= 6 and len(set(done)) == len(done)  # each device checks before its next item
+
+
+def test_baseline_sweep_stops_at_its_time_budget_and_resumes(tmp_path):
+    from kb_data.harness.sweep import sweep
+
+    ids = [GELU, "v3/level1/23_Softmax"]
+    out, lines = tmp_path / "b.jsonl", []
+    assert sweep(ids, out, problems_root=SMALL_PROBLEMS, device=["cpu", "cpu"], compile_suites=(), chunk=1,
+                 max_seconds=1e-9, log=lines.append) == []
+    assert sum(line.startswith("stopping: time budget") for line in lines) == 1
+    rows = sweep(ids, out, problems_root=SMALL_PROBLEMS, device="cpu", compile_suites=(), log=lambda *_: None)
+    assert {r["problem_id"] for r in rows} == set(ids)
