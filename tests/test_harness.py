@@ -454,3 +454,18 @@ def test_baseline_sweep_stops_at_its_time_budget_and_resumes(tmp_path):
     assert sum(line.startswith("stopping: time budget") for line in lines) == 1
     rows = sweep(ids, out, problems_root=SMALL_PROBLEMS, device="cpu", compile_suites=(), log=lambda *_: None)
     assert {r["problem_id"] for r in rows} == set(ids)
+
+
+def test_baseline_sweep_judges_degeneracy_with_the_suites_tolerance(tmp_path):
+    """sigmoid(x / 25) on x in [0, 1) stays within 0.005 of its mean: a constant passes v0.1's 1e-2 tolerance,
+    not a 1e-3 one. The sweep's problem check must use the suite's tolerance and call it degenerate."""
+    from kb_data.harness.sweep import sweep
+
+    root = tmp_path / "problems"
+    shutil.copytree(SMALL_PROBLEMS, root)
+    relu = root / "v0.1" / "level1" / "19_ReLU.py"
+    (root / "v0.1" / "level1" / "98_SigmoidNearHalf.py").write_text(
+        relu.read_text().replace("return torch.relu(x)", "return torch.sigmoid(x / 25)"))
+    rows = sweep(["v0.1/level1/98_SigmoidNearHalf"], tmp_path / "b.jsonl", problems_root=root, device="cpu",
+                 compile_suites=(), log=lambda *_: None)
+    assert rows[0]["degenerate_reason"] == "the reference output is within tolerance of a constant"
