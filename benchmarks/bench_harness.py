@@ -10,6 +10,9 @@
         `kb eval --batch` of the GPU honest corpus (Triton and CUDA kernels, 5 problems in rotation) on
         k GPUs with 30*k submissions for each k (the first k with --workers auto): throughput, and how
         many records each GPU graded.
+    python benchmarks/bench_harness.py tilt [--repeats 30]
+        the paired loop timing one CPU matmul against itself, with an output check after the subject's
+        calls as in grading: the ratio's median over repeats shows whether the loop itself favours a side.
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
@@ -180,6 +183,28 @@ def scale(args) -> dict:
     return res
 
 
+def tilt(args) -> dict:
+    import torch
+
+    from kb_data.harness.timing import Timer
+
+    torch.set_num_threads(1)
+    a, b = torch.randn(192, 192), torch.randn(192, 192)
+
+    def check(i, out):  # the kind of work grading does between calls: a reduction and a host sync
+        (out - out).abs().max().item()
+        torch.isfinite(out).all().item()
+
+    ratios = []
+    for _ in range(args.repeats):
+        s, o = Timer("cpu", l2_flush=True).run_paired(lambda i: a @ b, lambda i: a @ b, warmup=20, trials=400, check=check)
+        ratios.append(o.median_ms / s.median_ms)
+    res = {"repeats": args.repeats, "ratios": ratios, "median": statistics.median(ratios), "min": min(ratios),
+           "max": max(ratios)}
+    print(f"other/subject over {args.repeats} runs: median {res['median']:.4f} min {res['min']:.4f} max {res['max']:.4f}")
+    return res
+
+
 def noise(args) -> dict:
     """Three ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
     the submission, trial for trial), the reference timed alone in the same worker just before, and the
@@ -225,7 +250,7 @@ def noise(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale"])
+    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
@@ -238,7 +263,7 @@ def main() -> None:
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
-    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale}[args.what](args)
+    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 
