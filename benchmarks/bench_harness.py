@@ -13,11 +13,19 @@
     python benchmarks/bench_harness.py tilt [--repeats 30]
         the paired loop timing one CPU matmul against itself, with an output check after the subject's
         calls as in grading: the ratio's median over repeats shows whether the loop itself favours a side.
+    python benchmarks/bench_harness.py pairing [--repeats 3] [--problems ID,ID]
+        where a paired ratio's error comes from (GPU): the reference timed against itself in five arms
+        (as graded; subject and other swapped; one object on both sides; the output check after the subject's
+        calls only, as before 2026-11-29; the end event recorded before the device sync), every trial's time
+        kept for offline analysis.
+    python benchmarks/bench_harness.py stability [--repeats 5]
+        how much one problem's eager median moves from one measurement to the next in the same process
+        (the baseline spread of #8), for three ways of timing: the harness's (device synchronised around
+        every call), the same with a 600 ms loop, and back to back (events only, up to 8 calls queued).
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
-        harness's floor on the timed loop's length (timing.MIN_PAIRED_MS); --symmetric-check
-        gives the reference's timed calls the same output check as the submission's.
+        harness's floor on the timed loop's length (timing.MIN_PAIRED_MS).
 """
 from __future__ import annotations
 
@@ -205,16 +213,187 @@ def tilt(args) -> dict:
     return res
 
 
+PAIRING_PROBLEMS = ["v3/level1/26_GELU_", "v3/level1/23_Softmax", "v3/level1/47_Sum_reduction_over_a_dimension",
+                    "v3/level1/4_Matrix_vector_multiplication_", "v3/level1/3_Batched_matrix_multiplication",
+                    "v3/level1/9_Tall_skinny_matrix_multiplication_", "v3/level1/63_conv_standard_2D__square_input__square_kernel",
+                    "v3/level1/82_conv_depthwise_2D_square_input_square_kernel", "v3/level2/55_Matmul_MaxPool_Sum_Scale",
+                    "v3/level2/59_Matmul_Swish_Scaling", "v3/level2/66_Matmul_Dropout_Mean_Softmax"]
+
+
+def pairing(args) -> dict:
+    """In process on cuda:0, with the grading worker's own functions; arms interleaved, their order rotating per repeat."""
+    import torch
+
+    from kb_data.harness import execute, timing
+    from kb_data.problems import exec_problem_code
+    from kb_data.rules import precision_class, tolerance
+
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")  # cpu: a smoke run of the code
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    graded_timed = timing.Timer._timed
+
+    def end_before_sync(self, call, i):  # the end event on the current stream, then the device sync
+        self.flush()
+        timing._cuda_sync(self.device)
+        start, end = timing._Event(enable_timing=True), timing._Event(enable_timing=True)
+        timing._event_record(start)
+        out = call(i)
+        timing._event_record(end)
+        timing._cuda_sync(self.device)
+        return timing._event_elapsed(start, end), out
+
+    ps = ProblemSet()
+    pids = args.problems.split(",") if args.problems else PAIRING_PROBLEMS
+    graded_paired = timing.Timer.run_paired
+
+    def subject_check_only(self, subject, other, **kw):
+        return graded_paired(self, subject, other, **dict(kw, check_other=None))
+
+    arms = ["graded", "swapped", "same_object", "subject_check_only"] + (["end_before_sync"] if device.type == "cuda" else [])
+    res = {"arms": arms, "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu", "runs": []}
+    for pid in pids:
+        problem = ps.load(pid)
+        rules = problem.rules
+        mod = exec_problem_code(problem.code, pid)
+        first = [x for x in execute._input_specs(mod) if isinstance(x, torch.Tensor)]
+        atol, rtol = tolerance(rules, precision_class(str(first[0].dtype) if first else None, rules))
+        ref = execute.build_reference(mod, rules, device, 0)
+        cand = execute.build_candidate(mod.Model, mod, rules, device, ref)
+        line = []
+        for rep in range(args.repeats):
+            for arm in arms[rep % len(arms):] + arms[:rep % len(arms)]:
+                subject, other = {"swapped": (ref, cand), "same_object": (ref, ref)}.get(arm, (cand, ref))
+                timing.Timer._timed = end_before_sync if arm == "end_before_sync" else graded_timed
+                timing.Timer.run_paired = subject_check_only if arm == "subject_check_only" else graded_paired
+                try:
+                    # time_candidate(mod, ref, cand): `cand` is the subject, `ref` the other (and the outputs' judge)
+                    t, t_other = execute.time_candidate(mod, other, subject, rules, device, atol, rtol,
+                                                        {"flag_details": {}, "flags": []}, {}, pair=True)
+                finally:
+                    timing.Timer._timed, timing.Timer.run_paired = graded_timed, graded_paired
+                ratio = t_other.median_ms / t.median_ms
+                res["runs"].append({"problem": pid, "arm": arm, "repeat": rep, "ratio": ratio,
+                                    "paired_ratio": timing.paired_ratio(t, t_other),
+                                    "subject_ms": [round(x, 5) for x in t.times_ms],
+                                    "other_ms": [round(x, 5) for x in t_other.times_ms]})
+                line.append(f"{arm}:{ratio:.3f}")
+        print(f"{pid:60s} " + " ".join(line), flush=True)
+        _write(args.out, "bench_harness_pairing.json", res)
+    for arm in arms:
+        rs = [r for r in res["runs"] if r["arm"] == arm]
+        ratios = [r["ratio"] for r in rs]
+        pair = [r["paired_ratio"] for r in rs]
+        print(f"{arm:16s} ratio of medians: median {statistics.median(ratios):.4f}, within +/-0.02 "
+              f"{sum(abs(x - 1) <= 0.02 for x in ratios)}/{len(ratios)}, max |dev| {max(abs(x - 1) for x in ratios):.3f}; "
+              f"median of pair ratios: median {statistics.median(pair):.4f}, within {sum(abs(x - 1) <= 0.02 for x in pair)}"
+              f"/{len(pair)}, max |dev| {max(abs(x - 1) for x in pair):.3f}")
+    return res
+
+
+STABILITY_PROBLEMS = ["v3/level1/26_GELU_", "v3/level1/23_Softmax", "v3/level1/47_Sum_reduction_over_a_dimension",
+                      "v3/level1/82_conv_depthwise_2D_square_input_square_kernel", "v3/level1/1_Square_matrix_multiplication_",
+                      "v3/level1/2_Standard_matrix_multiplication_", "v3/level1/9_Tall_skinny_matrix_multiplication_",
+                      "v3/level1/36_RMSNorm_", "v3/level1/40_LayerNorm", "v3/level1/42_Max_Pooling_2D",
+                      "v3/level1/63_conv_standard_2D__square_input__square_kernel", "v3/level2/6_Conv3d_Softmax_MaxPool_MaxPool",
+                      "v3/level2/17_Conv2d_InstanceNorm_Divide", "v3/level2/37_Matmul_Swish_Sum_GroupNorm",
+                      "v3/level2/52_Conv2d_Activation_BatchNorm", "v3/level2/85_Conv2d_GroupNorm_Scale_MaxPool_Clamp"]
+
+
+def stability(args) -> dict:
+    """Rounds outermost, so that one problem's measurements are tens of seconds apart."""
+    import torch
+
+    from kb_data.harness import execute, timing
+    from kb_data.problems import exec_problem_code
+
+    device = torch.device("cuda:0")
+    torch.cuda.set_device(device)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    def clock():
+        try:
+            return torch.cuda.clock_rate(device)  # SM clock in MHz, through NVML
+        except Exception:
+            return None
+
+    def back_to_back(model, rot, rules) -> timing.Timing:
+        timer = timing.Timer(device, l2_flush=rules["l2_flush"])
+        call = execute._forward_on(model, rot.work)
+        t0, i = time.perf_counter(), 0
+        while (time.perf_counter() - t0) < timing.WARMUP_MS / 1e3 or i < rules["warmup"]:
+            rot.prepare(i)
+            call(i)
+            torch.cuda.synchronize(device)
+            i += 1
+        events, t0, i = [], time.perf_counter(), 0
+        while i < rules["trials"] or ((time.perf_counter() - t0) * 1e3 < timing.MIN_TIMED_MS and i < timing.MAX_TRIALS):
+            if i >= 8:
+                events[i - 8][1].synchronize()  # at most 8 calls queued: the host's clock follows the GPU's progress
+            rot.prepare(i)
+            timer.flush()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            call(i)
+            end.record()
+            events.append((start, end))
+            i += 1
+        torch.cuda.synchronize(device)
+        return timing.Timing([s.elapsed_time(e) for s, e in events], "cuda")
+
+    ps = ProblemSet()
+    pids = args.problems.split(",") if args.problems else STABILITY_PROBLEMS
+    loaded = {}
+    for pid in pids:
+        problem = ps.load(pid)
+        mod = exec_problem_code(problem.code, pid)
+        loaded[pid] = (problem.rules, mod, execute.build_reference(mod, problem.rules, device, 0))
+    protocols = {
+        "synced": lambda model, rot, rules: execute.time_model(model, rot, rules, device, {}),
+        "synced_600ms": lambda model, rot, rules: execute.time_model(model, rot, rules, device, {"min_timed_ms": 600}),
+        "back_to_back": back_to_back,
+    }
+    res = {"device": torch.cuda.get_device_name(device), "rows": []}
+    for rnd in range(args.repeats):
+        for pid, (rules, mod, ref) in loaded.items():
+            rot = execute.RotatingInputs(mod, rules, device, {})
+            line = []
+            for name, measure in protocols.items():
+                before = clock()
+                t = measure(ref, rot, rules)
+                res["rows"].append({"round": rnd, "problem": pid, "protocol": name, "median_ms": t.median_ms,
+                                    "p10_ms": t.p10_ms, "p90_ms": t.p90_ms, "n": len(t.times_ms),
+                                    "clock_before_mhz": before, "clock_after_mhz": clock()})
+                line.append(f"{name} {t.median_ms:.4f}")
+            del rot
+            print(f"round {rnd} {pid:60s} " + "  ".join(line), flush=True)
+        _write(args.out, "bench_harness_stability.json", res)
+    print(f"{'problem':60s} " + " ".join(f"{n:>14s}" for n in protocols) + "   (max/min - 1 over rounds)")
+    spreads = {n: [] for n in protocols}
+    for pid in loaded:
+        cells = []
+        for name in protocols:
+            xs = [r["median_ms"] for r in res["rows"] if r["problem"] == pid and r["protocol"] == name]
+            spreads[name].append(max(xs) / min(xs) - 1)
+            cells.append(f"{spreads[name][-1]:14.1%}")
+        print(f"{pid:60s} " + " ".join(cells))
+    for name, xs in spreads.items():
+        print(f"{name:14s} median spread {statistics.median(xs):.1%}, under 3%: {sum(x < 0.03 for x in xs)}/{len(xs)}")
+    return res
+
+
 def noise(args) -> dict:
-    """Three ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
-    the submission, trial for trial), the reference timed alone in the same worker just before, and the
-    stored baseline row (another process, another time)."""
+    """Four ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
+    the submission, trial for trial: the median of per-trial ratios), the ratio of the same loop's two medians,
+    the reference timed alone in the same worker just before, and the stored baseline row (another process,
+    another time)."""
     ps = ProblemSet()
     index = BaselineIndex.from_files([args.baselines])
     ids = [pid for pid in ps.ids("v3", "level1") + ps.ids("v3", "level2")]
     extra = {"min_timed_ms": args.min_timed_ms} if args.min_timed_ms is not None else {}
-    if args.symmetric_check:
-        extra["symmetric_check"] = True
     out = {}
     for pid in ids:
         problem = ps.load(pid)
@@ -229,18 +408,19 @@ def noise(args) -> dict:
             runs.append({"status": r.status, "flags": r.flags, "error": r.error, "sol_ms": r.sol_ms,
                          "sol_p10_ms": r.sol_p10_ms, "sol_p90_ms": r.sol_p90_ms, "n_trials": r.n_trials,
                          "paired": r.speedup if ok else None,
+                         "medians": r.ref_ms / r.sol_ms if ok else None,
                          "alone": r.ref_alone_ms / r.sol_ms if ok and r.ref_alone_ms else None,
                          "stored": row["baseline_ms"] / r.sol_ms if ok else None})
         out[pid] = {"baseline_ms": row["baseline_ms"], "runs": runs}
         show = lambda k: " ".join("%.3f" % x[k] if x[k] else x["status"] for x in runs)
         bad = any(x["paired"] is None or abs(x["paired"] - 1) > 0.02 for x in runs)
-        print(f"{pid:58s} {row['baseline_ms']:8.4f} ms  paired {show('paired')}  alone {show('alone')}  "
+        print(f"{pid:58s} {row['baseline_ms']:8.4f} ms  paired {show('paired')}  medians {show('medians')}  alone {show('alone')}  "
               f"stored {show('stored')}" + ("  <-- outside 1.00+/-0.02" if bad else ""))
         for x in runs:
             if x["status"] != "ok":
                 print(f"    {x['status']}: {x['flags']} {str(x['error'])[:200]}")
         _write(args.out, "bench_harness_noise.json", out)  # a run cut by a time limit keeps what it measured
-    for kind in ("paired", "alone", "stored"):
+    for kind in ("paired", "medians", "alone", "stored"):
         flat = [x[kind] for v in out.values() for x in v["runs"] if x[kind]]
         if flat:
             print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
@@ -250,7 +430,7 @@ def noise(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt"])
+    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
@@ -258,12 +438,11 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
-    ap.add_argument("--symmetric-check", action="store_true",
-                    help="noise: check the reference's timed outputs too (is the check what tilts the ratio?)")
+    ap.add_argument("--problems", help="pairing, stability: comma-separated problem ids")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
-    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt}[args.what](args)
+    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 

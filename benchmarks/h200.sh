@@ -7,12 +7,15 @@
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
 #   noise-long the same with a 400 ms floor on each paired loop (the default since; run 4 of BENCHMARKS.md)
-#   noise-sym  the same with the output check after the reference's timed calls too (the ~0.4% tilt)
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
 #   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: same $OUT file)
 #   sweep-v01  eager + torch.compile baselines of v0.1 levels 1-3 on $DEVICES (default: every visible GPU),
 #              compiling with $WORKERS processes; resumable: point $SWEEP_OUT at the file of the last run
+#   pairing    the reference timed against itself in five arms of the paired loop, every trial kept (the tilt)
+#   stability  one problem's eager median measured again and again in one process, three ways of timing (#8)
+#   repeat     the 12-problem v3 subset's baselines again, into $OUT/baselines_repeat_${TAG:-a}.jsonl (spread)
+#   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models; resumable like sweep-v01)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 set -uo pipefail
 OUT=${OUT:-h200-out}
@@ -31,8 +34,6 @@ for step in "$@"; do
                --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
     noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
-    noise-sym) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
-               --repeats 2 --symmetric-check --out "$OUT/noise_sym" > "$OUT/noise_sym.log" 2>&1 ;;
     overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
     pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
     sweep-v3) timeout 560 python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 --max-seconds 480 \
@@ -41,6 +42,23 @@ for step in "$@"; do
                    --category level3 --compile-suites v0.1 --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
                    --compile-budget "${COMPILE_BUDGET:-240}" --max-seconds "${MAX_SECONDS:-470}" --chunk 4 \
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
+    pairing) timeout "${PAIRING_TIMEOUT:-220}" python benchmarks/bench_harness.py pairing --repeats "${REPEATS:-3}" \
+               --out "$OUT" > "$OUT/pairing.log" 2>&1 ;;
+    stability) timeout "${STABILITY_TIMEOUT:-200}" python benchmarks/bench_harness.py stability --repeats "${REPEATS:-5}" \
+               --out "$OUT" > "$OUT/stability.log" 2>&1 ;;
+    repeat) only=""
+            for p in 1_Square_matrix_multiplication_ 2_Standard_matrix_multiplication_ 9_Tall_skinny_matrix_multiplication_ \
+                     36_RMSNorm_ 40_LayerNorm 42_Max_Pooling_2D 63_conv_standard_2D__square_input__square_kernel; do
+                only="$only --only v3/level1/$p"; done
+            for p in 6_Conv3d_Softmax_MaxPool_MaxPool 17_Conv2d_InstanceNorm_Divide 37_Matmul_Swish_Sum_GroupNorm \
+                     52_Conv2d_Activation_BatchNorm 85_Conv2d_GroupNorm_Scale_MaxPool_Clamp; do
+                only="$only --only v3/level2/$p"; done
+            timeout "${REPEAT_TIMEOUT:-100}" python -m kb_data.cli baselines measure $only --compile-budget 50 --chunk 3 \
+                --max-seconds 90 --out "$OUT/baselines_repeat_${TAG:-a}.jsonl" > "$OUT/repeat_${TAG:-a}.log" 2>&1 ;;
+    sweep-v01-l4) timeout "${SWEEP_TIMEOUT:-200}" python -m kb_data.cli baselines measure --suite v0.1 --category level4 \
+                   --compile-suites "${COMPILE_SUITES-}" --workers "${WORKERS:-14}" --compile-budget "${COMPILE_BUDGET:-120}" \
+                   --max-seconds "${MAX_SECONDS:-170}" --chunk 2 \
+                   --out "${SWEEP_OUT:-$OUT/baselines_h200_v01_l4.jsonl}" > "$OUT/sweep_v01_l4.log" 2>&1 ;;
     scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus "${GPUS:-4,2,1}" --out "$OUT" \
                > "$OUT/scale.log" 2>&1 ;;
     *) echo "unknown step: $step" >&2; exit 2 ;;

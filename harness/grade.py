@@ -206,13 +206,13 @@ def _finish(rec: RunRecord, result: dict, opt: Options, device: str) -> RunRecor
     if result.get("wall_s") is not None:
         rec.harness_seconds = json.dumps({"worker_wall": round(result["wall_s"], 4),
                                           **{k: round(v, 4) for k, v in (result.get("stage_s") or {}).items()}})
-    _apply_fail_flags(rec)
+    _apply_fail_flags(rec, result)
     rec.record_id = record_id(rec)
     rec.validate()
     return rec
 
 
-def _apply_fail_flags(rec: RunRecord) -> None:
+def _apply_fail_flags(rec: RunRecord, result: dict) -> None:
     from kb_data.rules import rules_for
 
     fail = set(rules_for(rec.suite)["fail_flags"]) if rec.suite else set()
@@ -223,7 +223,8 @@ def _apply_fail_flags(rec: RunRecord) -> None:
     if rec.status != "ok":
         rec.correct = False
     if rec.correct and rec.ref_ms and rec.sol_ms:
-        rec.speedup = rec.ref_ms / rec.sol_ms
+        paired = result.get("paired_speedup") if rec.baseline_source == "paired" else None
+        rec.speedup = paired or rec.ref_ms / rec.sol_ms
     elif rec.status == "rejected" and rec.ref_ms and rec.sol_ms:
         rec.speedup = None
 
@@ -245,7 +246,7 @@ def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
         rec.flags = sorted(set(rec.flags) | {"excessive_speedup"})
         details.setdefault("excessive_speedup", f"{rec.ref_ms / rec.sol_ms:.1f}x over the baseline")
     rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None
-    _apply_fail_flags(rec)
+    _apply_fail_flags(rec, result)
     rec.record_id = record_id(rec)
 
 

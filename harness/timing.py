@@ -171,6 +171,14 @@ class Timer:
         return (_perf_counter() - t0) * 1e3, out
 
 
+def paired_ratio(subject: Timing, other: Timing) -> float:
+    """Median over the paired loop's iterations of other / subject: the two calls of one iteration run next to
+    each other, so the GPU's clock and power state, which moves absolute times by 10-50% within seconds on the
+    H200, cancels within each pair. On the H200 this estimator's run-to-run spread was about half that of the
+    ratio of the two medians (BENCHMARKS.md, Noise)."""
+    return statistics.median(o / s for s, o in zip(subject.times_ms, other.times_ms))
+
+
 def synchronize(device: torch.device) -> None:
     if torch.device(device).type == "cuda":
         _cuda_sync(device)

@@ -264,7 +264,8 @@ class RunRecord(Record):
     problem: str = _f(STR, doc="problem file name with .py, as upstream")
     compiled: bool = _f(BOOL)
     correct: bool = _f(BOOL)
-    speedup: float = _f(F64, doc="ref_ms / sol_ms; null unless correct")
+    speedup: float = _f(F64, doc="ref_ms / sol_ms; null unless correct. For baseline_source 'paired': the median over "
+                        "the paired trials of reference time / submission time (within noise of ref_ms / sol_ms)")
     ref_ms: float = _f(F64, doc="baseline median")
     sol_ms: float = _f(F64, doc="submission median")
     turns: int = _f(I64)

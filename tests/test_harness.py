@@ -83,7 +83,8 @@ def test_honest_record_has_every_field():
     # the eager baseline is timed again beside the submission; the measured row's figure is kept too
     assert rec.ref_ms > 0 and rec.baseline_type == "pytorch_eager" and rec.baseline_source == "paired"
     assert rec.eager_ms > 0 and rec.ref_alone_ms == rec.eager_ms and "reference_tampered" not in rec.flags
-    assert rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms)
+    # paired: the median of the per-trial ratios, within noise of the ratio of the medians
+    assert rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms, rel=0.5) and rec.speedup != rec.ref_ms / rec.sol_ms
     assert rec.seeds[:5] == [42, 123, 456, 789, 1337] and len(rec.seeds) == 6  # plus a secret seed
     assert (rec.atol, rec.rtol, rec.precision_used) == (1e-3, 1e-3, "fp32")
     assert rec.max_abs_err is not None and rec.max_abs_err < 1e-3
@@ -102,7 +103,7 @@ def test_known_eager_baseline_is_paired_and_compiled_one_is_not():
     # timed alone in the worker before the submission loaded, then trial for trial beside it
     assert base is None and rec.baseline_source == "paired" and rec.eager_ms == 12.5
     assert 0 < rec.ref_ms < 12.5 and 0 < rec.ref_alone_ms < 12.5
-    assert rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms)
+    assert rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms, rel=0.5)
     compiled = dict(eager, baseline_type="torch_compile", baseline_ms=7.5, compile_ms=7.5)
     rec, _ = grade(problem, HONEST_GELU, options=opt, baselines=BaselineIndex([compiled]))
     assert rec.baseline_source == "measured" and rec.ref_ms == 7.5 and rec.ref_alone_ms is None
@@ -384,6 +385,74 @@ def test_paired_timing_alternates_abba_and_checks_whose_output_it_is():
     assert "".join(order) == "soossoossoos"
     assert len(t_s.times_ms) == len(t_o.times_ms) == 6
     assert seen == {"s": [("s", i) for i in range(6)], "o": [("o", i) for i in range(6)]}
+
+
+def test_paired_ratio_pairs_the_trials_of_one_iteration():
+    """The median of per-iteration ratios, not the ratio of the medians: a clock change during the loop
+    moves both calls of an iteration alike and cancels."""
+    from kb_data.harness.timing import Timing, paired_ratio
+
+    subject = Timing([1.0, 1.0, 2.0, 2.0, 2.0], "cuda")  # the clock drops after two iterations
+    other = Timing([1.1, 1.1, 2.0, 2.0, 2.2], "cuda")     # the other side's noise: one ratio of 1.0, one 1.1 more
+    assert paired_ratio(subject, other) == pytest.approx(1.1)
+    assert other.median_ms / subject.median_ms == pytest.approx(1.0)  # the medians miss it
+    assert paired_ratio(Timing([1.0, 2.0, 3.0, 4.0], "cuda"), Timing([4.4, 3.3, 2.2, 1.1], "cuda")) == \
+        pytest.approx((1.65 + 2.2 / 3) / 2)
+
+
+def test_speedup_is_the_paired_ratio_only_for_a_paired_baseline():
+    from kb_data.harness.grade import _apply_fail_flags
+
+    rec = RunRecord(record_id="x", suite="v3", status="ok", correct=True, ref_ms=2.0, sol_ms=1.0, flags=[],
+                    baseline_source="paired")
+    _apply_fail_flags(rec, {"paired_speedup": 2.1})
+    assert rec.speedup == 2.1
+    rec = replace(rec, baseline_source="measured")
+    _apply_fail_flags(rec, {"paired_speedup": 2.1})
+    assert rec.speedup == 2.0
+    rec = replace(rec, baseline_source="paired", flags=["timer_tampered"])
+    _apply_fail_flags(rec, {"paired_speedup": 2.1})
+    assert rec.status == "rejected" and rec.speedup is None
+
+
+def test_timed_outputs_of_both_sides_are_checked():
+    """The same output check follows the reference's timed calls as the candidate's: on the H200 a call right
+    after a check ran ~7% slower, so checking one side only tilted paired ratios towards it."""
+    from kb_data.harness import execute
+    from kb_data.problems import exec_problem_code
+
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    mod = exec_problem_code(problem.code, problem.problem_id)
+    rules, device = problem.rules, torch.device("cpu")
+
+    class Tagged(torch.nn.Module):
+        def __init__(self, side):
+            super().__init__()
+            self.side, self.inner = side, mod.Model()
+
+        def forward(self, x):
+            out = self.inner(x)
+            out.side = self.side
+            return out
+
+    checked = []
+    real = execute.compare
+
+    def compare(ref, out, *a):
+        checked.append(getattr(out, "side", None))
+        return real(ref, out, *a)
+
+    ref, cand = Tagged("reference"), Tagged("candidate")
+    old = execute.compare
+    execute.compare = compare
+    try:
+        t, t_ref = execute.time_candidate(mod, ref, cand, rules, device, 1e-3, 1e-3, {"flags": [], "flag_details": {}},
+                                          {"trials": 4, "warmup": 0}, pair=True)
+    finally:
+        execute.compare = old
+    assert len(t.times_ms) == len(t_ref.times_ms) == 4
+    # first the reference re-checked against itself (is it repeatable?), then every timed call, in ABBA order
+    assert checked == ["reference"] + ["candidate", "reference", "reference", "candidate"] * 2
 
 
 def test_compile_placement_waits_for_room_and_runs_oversized_problems_alone():
