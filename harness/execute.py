@@ -52,14 +52,18 @@ PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}
 PRECISION_FACTOR = 20.0
 CONSTANT_REL = 1e-6
 # How much slower the paired reference may run than the same reference timed alone before the submission
-# loaded. Measured on the H200 (reference graded as its own submission, 30 problems x 2): alone/paired
-# ranged 0.82-1.32 for launch-bound problems of 0.05-0.15 ms, so the bound is loose; patching is caught
-# exactly by the identity check of the torch surface, this catches what that cannot see (dispatcher
-# overrides, background work). CPU timing on a shared machine swings further: two pool workers on a
-# 2-core CI machine once put every paired call of a 0.2 ms reference over 4x its alone median, so on
-# CPU the slowdown must also exceed an absolute margin (a scheduler time slice is a few ms).
-REFERENCE_SLOWDOWN_LIMIT = {"cuda": 2.0, "cpu": 4.0}
-REFERENCE_SLOWDOWN_MIN_MS = {"cuda": 0.0, "cpu": 10.0}
+# loaded. A backstop only: patching is caught exactly by the identity check of the torch surface, dispatcher
+# overrides by the dispatcher-table check; this is for what neither sees (background work, starved memory).
+# On the H200 a 0.03-0.1 ms problem's absolute times swing 2.5x within seconds (BENCHMARKS.md, Stability):
+# an honest Triton GELU once had a paired p10 of 0.102 ms against 0.042 ms alone, so the slowdown must be
+# 3x and add 0.1 ms. CPU timing on a shared machine swings further: two pool workers on a 2-core CI machine
+# once put every paired call of a 0.2 ms reference over 4x its alone median (a time slice is a few ms).
+REFERENCE_SLOWDOWN_LIMIT = {"cuda": 3.0, "cpu": 4.0}
+REFERENCE_SLOWDOWN_MIN_MS = {"cuda": 0.1, "cpu": 10.0}
+# The dispatch keys whose kernels do the work of a forward (not Meta, Python or tracing keys, which
+# torch.compile and custom ops register as they load).
+DISPATCH_KEYS = ("CPU", "CUDA", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+                 "CompositeExplicitAutogradNonFunctional", "Autograd", "AutogradCPU", "AutogradCUDA", "AutogradOther")
 _TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__  # captured before any submission loads
 _manual_seed = torch.manual_seed  # a submission that wraps it must not learn the (secret) seeds
 
@@ -382,7 +386,7 @@ def _execute(job: dict, res: dict) -> None:
     seeds = list(rules["seeds"]) + ([job["secret_seed"]] if rules["secret_seed"] and job.get("secret_seed") else [])
     trusted = [_sample(o) for o in _outputs(_call(ref, make_inputs(mod, seeds[0], device), seeds[0], "the reference"))
                if isinstance(o, torch.Tensor)]
-    torch_surface, settings = timing.snapshot_surface(_reference_surface()), _global_settings()
+    torch_surface, settings, kernels = timing.snapshot_surface(_reference_surface()), _global_settings(), _dispatcher_kernels()
     sub = load_submission(job["submission_code"], job.get("submission_name", "submission.py"))
     cls = candidate_class(sub, rules)
     cand = build_candidate(cls, mod, rules, device, ref)
@@ -391,7 +395,7 @@ def _execute(job: dict, res: dict) -> None:
     tampered = timing.timer_surface_changes(surface)
     if tampered:
         _flag(res, "timer_tampered", f"replaced while importing/constructing: {', '.join(tampered)}")
-    _check_reference_surface(torch_surface, settings, res, "while importing/constructing")
+    _check_reference_surface(torch_surface, settings, kernels, res, "while importing/constructing")
 
     res["seeds"] = seeds
     ctx = {"ref_ptrs": set(), "samples": []}
@@ -420,7 +424,7 @@ def _execute(job: dict, res: dict) -> None:
     tampered = timing.timer_surface_changes(surface)
     if tampered:
         _flag(res, "timer_tampered", f"replaced during forward: {', '.join(tampered)}")
-    _check_reference_surface(torch_surface, settings, res, "during forward")
+    _check_reference_surface(torch_surface, settings, kernels, res, "during forward")
 
 
 class _Stages:
@@ -464,14 +468,30 @@ def _global_settings() -> dict:
             "cuda.matmul.allow_bf16_reduced_precision_reduction": b.cuda.matmul.allow_bf16_reduced_precision_reduction,
             "float32_matmul_precision": torch.get_float32_matmul_precision(),
             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
-            "num_threads": torch.get_num_threads()}
+            "num_threads": torch.get_num_threads(),
+            # a mode left on a stack intercepts every torch call the reference makes
+            "torch_function_modes": torch._C._len_torch_function_stack(),
+            "torch_dispatch_modes": torch._C._len_torch_dispatch_stack()}
 
 
-def _check_reference_surface(snap: dict, settings: dict, res: dict, when: str) -> None:
+def _dispatcher_kernels() -> dict:
+    """Which kernel serves each operator already registered, for the dispatch keys that compute: a submission
+    can re-register aten::gelu's CUDA kernel without changing any Python attribute (~0.1 s for ~3,600 ops)."""
+    out = {}
+    for name in torch._C._dispatch_get_all_op_names():
+        lines = [ln for ln in torch._C._dispatch_dump(name).splitlines()
+                 if ln.split(":", 1)[0].removesuffix(" (inactive)") in DISPATCH_KEYS]
+        out[name] = "\n".join(lines)
+    return out
+
+
+def _check_reference_surface(snap: dict, settings: dict, kernels: dict, res: dict, when: str) -> None:
     replaced = timing.timer_surface_changes(snap)
     changed = [f"{k} set to {v!r}" for k, v in _global_settings().items() if settings.get(k) != v]
-    if replaced or changed:
-        what = ", ".join(replaced[:6] + changed)
+    now = _dispatcher_kernels()
+    rerouted = [f"{op} re-registered in the dispatcher" for op, table in kernels.items() if now.get(op) != table]
+    if replaced or changed or rerouted:
+        what = ", ".join(replaced[:6] + changed + rerouted[:6])
         _flag(res, "reference_tampered", f"{when}: {what}")
 
 
