@@ -15,7 +15,7 @@
 #   pairing    the reference timed against itself in five arms of the paired loop, every trial kept (the tilt)
 #   stability  one problem's eager median measured again and again in one process, three ways of timing (#8)
 #   repeat     the 12-problem v3 subset's baselines again, into $OUT/baselines_repeat_${TAG:-a}.jsonl (spread)
-#   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models; resumable like sweep-v01)
+#   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models, one per child; resumable like sweep-v01)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 set -uo pipefail
 OUT=${OUT:-h200-out}
@@ -57,7 +57,7 @@ for step in "$@"; do
                 --max-seconds 90 --out "$OUT/baselines_repeat_${TAG:-a}.jsonl" > "$OUT/repeat_${TAG:-a}.log" 2>&1 ;;
     sweep-v01-l4) timeout "${SWEEP_TIMEOUT:-200}" python -m kb_data.cli baselines measure --suite v0.1 --category level4 \
                    --compile-suites "${COMPILE_SUITES-}" --workers "${WORKERS:-14}" --compile-budget "${COMPILE_BUDGET:-120}" \
-                   --max-seconds "${MAX_SECONDS:-170}" --chunk 2 \
+                   --max-seconds "${MAX_SECONDS:-170}" --chunk 1 \
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01_l4.jsonl}" > "$OUT/sweep_v01_l4.log" 2>&1 ;;
     scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus "${GPUS:-4,2,1}" --out "$OUT" \
                > "$OUT/scale.log" 2>&1 ;;
