@@ -171,12 +171,13 @@ class Timer:
         return (_perf_counter() - t0) * 1e3, out
 
 
-def paired_ratio(subject: Timing, other: Timing) -> float:
+def paired_ratio(subject: Timing, other: Timing) -> float | None:
     """Median over the paired loop's iterations of other / subject: the two calls of one iteration run next to
     each other, so the GPU's clock and power state, which moves absolute times by 10-50% within seconds on the
     H200, cancels within each pair. On the H200 this estimator's run-to-run spread was about half that of the
     ratio of the two medians (BENCHMARKS.md, Noise)."""
-    return statistics.median(o / s for s, o in zip(subject.times_ms, other.times_ms))
+    ratios = [o / s for s, o in zip(subject.times_ms, other.times_ms) if s > 0]  # 0: under the timer's resolution
+    return statistics.median(ratios) if ratios else None
 
 
 def synchronize(device: torch.device) -> None:

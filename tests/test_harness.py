@@ -398,6 +398,9 @@ def test_paired_ratio_pairs_the_trials_of_one_iteration():
     assert other.median_ms / subject.median_ms == pytest.approx(1.0)  # the medians miss it
     assert paired_ratio(Timing([1.0, 2.0, 3.0, 4.0], "cuda"), Timing([4.4, 3.3, 2.2, 1.1], "cuda")) == \
         pytest.approx((1.65 + 2.2 / 3) / 2)
+    # a call under the event timer's resolution reads 0 ms: that pair says nothing, and no pair at all, no ratio
+    assert paired_ratio(Timing([0.0, 1.0, 1.0], "cuda"), Timing([0.5, 1.2, 1.2], "cuda")) == pytest.approx(1.2)
+    assert paired_ratio(Timing([0.0], "cuda"), Timing([0.5], "cuda")) is None
 
 
 def test_speedup_is_the_paired_ratio_only_for_a_paired_baseline():
