@@ -226,13 +226,10 @@ def pairing(args) -> dict:
 
     from kb_data.harness import execute, timing
     from kb_data.problems import exec_problem_code
-    from kb_data.rules import precision_class, tolerance
 
     device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")  # cpu: a smoke run of the code
     if device.type == "cuda":
-        torch.cuda.set_device(device)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+        execute.use_gpu(device, {"versions": {}})
     graded_timed = timing.Timer._timed
 
     def end_before_sync(self, call, i):  # the end event on the current stream, then the device sync
@@ -258,8 +255,7 @@ def pairing(args) -> dict:
         problem = ps.load(pid)
         rules = problem.rules
         mod = exec_problem_code(problem.code, pid)
-        first = [x for x in execute._input_specs(mod) if isinstance(x, torch.Tensor)]
-        atol, rtol = tolerance(rules, precision_class(str(first[0].dtype) if first else None, rules))
+        _, atol, rtol = execute.suite_tolerance(execute._input_specs(mod), rules)
         ref = execute.build_reference(mod, rules, device, 0)
         cand = execute.build_candidate(mod.Model, mod, rules, device, ref)
         line = []
@@ -310,9 +306,7 @@ def stability(args) -> dict:
     from kb_data.problems import exec_problem_code
 
     device = torch.device("cuda:0")
-    torch.cuda.set_device(device)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    execute.use_gpu(device, {"versions": {}})
 
     def clock():
         try:

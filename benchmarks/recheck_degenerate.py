@@ -21,11 +21,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kb_data.harness.execute import _call, _input_specs, _sample, build_reference, degenerate_reason, make_inputs  # noqa: E402
+from kb_data.harness.execute import _input_specs, build_reference, make_inputs, problem_degenerate_reason  # noqa: E402
 from kb_data.harness.sweep import footprint_bytes  # noqa: E402
 from kb_data.paths import DATA_DIR  # noqa: E402
 from kb_data.problems import ProblemSet, exec_problem_code, tensor_bytes  # noqa: E402
-from kb_data.rules import precision_class, tolerance  # noqa: E402
 
 
 def recheck(pid: str, ps: ProblemSet, device: str, max_bytes: float) -> str | None:
@@ -35,16 +34,7 @@ def recheck(pid: str, ps: ProblemSet, device: str, max_bytes: float) -> str | No
     if sum(tensor_bytes(x) for x in specs) > max_bytes or footprint_bytes(p.code, pid) > 4 * max_bytes:
         raise MemoryError("inputs too large for --max-input-gb")
     ref = build_reference(mod, p.rules, device, 0)
-    samples = []
-    for j in range(2):
-        seed = p.rules["timing_seed"] + j
-        inputs = make_inputs(mod, seed, device)
-        out = _call(ref, inputs, seed, "the reference")
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        samples.append((j, [], [_sample(o) for o in outs if isinstance(o, torch.Tensor)],
-                        [_sample(x) for x in inputs if isinstance(x, torch.Tensor)]))
-    atol, rtol = tolerance(p.rules, precision_class(str(specs[0].dtype) if specs else None, p.rules))
-    return degenerate_reason(samples, atol, rtol)
+    return problem_degenerate_reason(ref, p.rules, [make_inputs(mod, p.rules["timing_seed"] + j, device) for j in range(2)])
 
 
 def main() -> None:

@@ -337,24 +337,28 @@ def _sample(t: torch.Tensor, n: int = 65536) -> torch.Tensor:
 # ---------------------------------------------------------------------------
 # The pipeline
 
+def use_gpu(device: torch.device, result: dict) -> None:
+    """Make `device` current with true fp32 matmuls and convolutions (the references are fp32, TF32 is not), and
+    note its name and driver in `result` (a worker's result, which has "versions")."""
+    torch.cuda.set_device(device)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    result["gpu_name"] = torch.cuda.get_device_name(device)
+    result["versions"]["driver_version"] = _driver_version()
+
+
 def _execute(job: dict, res: dict) -> None:
     rules, device = job["rules"], torch.device(job["device"])
     stage = _Stages(res["stage_s"])
     if device.type == "cuda":
-        torch.cuda.set_device(device)
-        res["gpu_name"] = torch.cuda.get_device_name(device)
-        res["versions"]["driver_version"] = _driver_version()
-        torch.backends.cuda.matmul.allow_tf32 = False  # the references are true fp32
-        torch.backends.cudnn.allow_tf32 = False
+        use_gpu(device, res)
     surface = timing.snapshot_surface(_harness_surface())
 
     try:
         mod = exec_problem_code(job["problem_code"], job["problem_id"])
     except ProblemError as e:
         raise Stage("runtime_error", f"the problem failed to load: {e}")
-    first = [x for x in _input_specs(mod) if isinstance(x, torch.Tensor)]
-    precision = precision_class(str(first[0].dtype) if first else None, rules)
-    atol, rtol = tolerance(rules, precision)
+    precision, atol, rtol = suite_tolerance(_input_specs(mod), rules)
     res.update(precision_used=precision, atol=atol, rtol=rtol)
     init_seed = job.get("init_seed", 0)
     try:
@@ -848,6 +852,25 @@ def degenerate_checks(mod, ref, cand, rules, device, precision, atol, rtol, res,
                                                        f"reference: {errors}")
             return
         _flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs: {why}")
+
+
+def suite_tolerance(inputs, rules: dict) -> tuple[str, float, float]:
+    """The precision class of a problem's first tensor input, and the suite's (atol, rtol) for it."""
+    first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
+    precision = precision_class(str(first.dtype) if first is not None else None, rules)
+    return (precision, *tolerance(rules, precision))
+
+
+def problem_degenerate_reason(ref, rules: dict, input_sets: list) -> str | None:
+    """Whether the reference's outputs on these input sets (seeds timing_seed + j) make the problem degenerate,
+    judged with the suite's tolerance: what a trivial kernel could pass on."""
+    samples = []
+    for j, inputs in enumerate(input_sets):
+        out = _call(ref, inputs, rules["timing_seed"] + j, "the reference")
+        samples.append((j, [], [_sample(o) for o in _outputs(out) if isinstance(o, torch.Tensor)],
+                        [_sample(x) for x in inputs if isinstance(x, torch.Tensor)]))
+    _, atol, rtol = suite_tolerance(input_sets[0], rules)
+    return degenerate_reason(samples, atol, rtol)
 
 
 def degenerate_reason(samples, atol, rtol) -> str | None:

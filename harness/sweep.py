@@ -18,7 +18,6 @@ from pathlib import Path
 
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.problems import ProblemSet
-from kb_data.rules import precision_class, tolerance
 from kb_data.schema import Baseline
 from kb_data.harness.worker import context, device_lock, run_isolated, run_per_device
 
@@ -127,17 +126,13 @@ def measure_chunk(job: dict) -> dict:
     import torch
 
     from kb_data.problems import exec_problem_code
-    from kb_data.harness.execute import (_first_lines, _input_sets, _call, build_reference, degenerate_reason,
-                                         measure_baseline, versions, _driver_version, _sample)
+    from kb_data.harness.execute import (_first_lines, _input_sets, build_reference, measure_baseline,
+                                         problem_degenerate_reason, use_gpu, versions)
 
     device = torch.device(job["device"])
     out = {"rows": [], "versions": versions()}
     if device.type == "cuda":
-        torch.cuda.set_device(device)
-        out["gpu_name"] = torch.cuda.get_device_name(device)
-        out["versions"]["driver_version"] = _driver_version()
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        use_gpu(device, out)
     for item in job["problems"]:
         pid, rules = item["problem_id"], item["rules"]
         row = {"problem_id": pid}
@@ -150,16 +145,7 @@ def measure_chunk(job: dict) -> dict:
                 sub["trials"] = item["trials"]
             row.update(measure_baseline(mod, ref, rules, device, sub))
             if job.get("degenerate") and row.get("eager_ms") is not None:
-                sets = _input_sets(mod, rules, device, job)
-                samples = []
-                for j, s in enumerate(sets):
-                    o = _call(ref, s, rules["timing_seed"] + j, "the reference")
-                    samples.append((j, [], [_sample(x) for x in (o if isinstance(o, (tuple, list)) else [o])
-                                            if isinstance(x, torch.Tensor)],
-                                    [_sample(x) for x in s if isinstance(x, torch.Tensor)]))
-                first = next((x for x in sets[0] if isinstance(x, torch.Tensor)), None)
-                atol, rtol = tolerance(rules, precision_class(str(first.dtype) if first is not None else None, rules))
-                row["degenerate_reason"] = degenerate_reason(samples, atol, rtol)  # "passes" means under the suite's tolerance
+                row["degenerate_reason"] = problem_degenerate_reason(ref, rules, _input_sets(mod, rules, device, job))
             del ref
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"
