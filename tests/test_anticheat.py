@@ -123,3 +123,41 @@ def test_off_distribution_recheck_tells_rounding_from_overfitting():
     assert "as close to float64 as the reference" in honest["flag_details"]["off_distribution"]
     wrong = run(ScaledFirstColumn())
     assert wrong["flags"] == ["degenerate_problem", "input_overfit"], wrong
+
+
+def test_reference_surface_sees_dispatcher_overrides_and_modes_exactly():
+    """The exact checks behind reference_tampered, without timing: a kernel re-registered for an existing op and
+    a mode left on the torch-function stack are named; an operator of the submission's own namespace is not."""
+    from torch.overrides import TorchFunctionMode
+
+    from kb_data.harness import execute, timing
+
+    def check():
+        res = {"flags": [], "flag_details": {}}
+        execute._check_reference_surface(surface, settings, kernels, res, "now")
+        return res["flag_details"].get("reference_tampered")
+
+    surface, settings = timing.snapshot_surface(execute._reference_surface()), execute._global_settings()
+    kernels = execute._dispatcher_kernels()
+    assert check() is None
+
+    lib = torch.library.Library("kb_test_own_ns", "DEF")  # a new operator: the submission's own business
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: 2 * x, "CPU")
+    assert check() is None
+
+    override = torch.library.Library("aten", "IMPL")
+    override.impl("erf", lambda x: x, "CPU")
+    try:
+        assert check() == "now: aten::erf re-registered in the dispatcher"
+    finally:
+        override._destroy()
+    assert check() is None
+
+    mode = TorchFunctionMode()
+    mode.__enter__()
+    try:
+        assert check() == "now: torch_function_modes set to 1"
+    finally:
+        mode.__exit__(None, None, None)
+    assert check() is None
