@@ -13,7 +13,7 @@
     python benchmarks/bench_harness.py tilt [--repeats 30]
         the paired loop timing one CPU matmul against itself, with an output check after the subject's
         calls as in grading: the ratio's median over repeats shows whether the loop itself favours a side.
-    python benchmarks/bench_harness.py pairing [--repeats 3] [--problems ID,ID]
+    python benchmarks/bench_harness.py pairing [--repeats 3] [--problems ID,ID] [--report SAVED.json.gz]
         where a paired ratio's error comes from (GPU): the reference timed against itself in five arms
         (as graded; subject and other swapped; one object on both sides; the output check after the subject's
         calls only, as before 2026-11-29; the end event recorded before the device sync), every trial's time
@@ -278,15 +278,30 @@ def pairing(args) -> dict:
                 line.append(f"{arm}:{ratio:.3f}")
         print(f"{pid:60s} " + " ".join(line), flush=True)
         _write(args.out, "bench_harness_pairing.json", res)
-    for arm in arms:
-        rs = [r for r in res["runs"] if r["arm"] == arm]
-        ratios = [r["ratio"] for r in rs]
-        pair = [r["paired_ratio"] for r in rs]
-        print(f"{arm:16s} ratio of medians: median {statistics.median(ratios):.4f}, within +/-0.02 "
-              f"{sum(abs(x - 1) <= 0.02 for x in ratios)}/{len(ratios)}, max |dev| {max(abs(x - 1) for x in ratios):.3f}; "
-              f"median of pair ratios: median {statistics.median(pair):.4f}, within {sum(abs(x - 1) <= 0.02 for x in pair)}"
-              f"/{len(pair)}, max |dev| {max(abs(x - 1) for x in pair):.3f}")
+    pairing_report(res)
     return res
+
+
+def pairing_report(res: dict) -> None:
+    """Per arm, over its runs: both estimators of the ratio (median, runs within +/-0.02, worst deviation,
+    standard deviation), and the trials by position in the ABBA loop (median over runs of each quarter's
+    median relative to the run's): in even iterations the subject is timed first, in odd ones second."""
+    from kb_data.harness.timing import Timing, paired_ratio
+
+    for arm in res["arms"]:
+        rs = [r for r in res["runs"] if r["arm"] == arm]
+        est = {"ratio of medians": [statistics.median(r["other_ms"]) / statistics.median(r["subject_ms"]) for r in rs],
+               "median of pair ratios": [paired_ratio(Timing(r["subject_ms"], ""), Timing(r["other_ms"], "")) for r in rs]}
+        line = "; ".join(f"{name}: median {statistics.median(xs):.4f}, within {sum(abs(x - 1) <= 0.02 for x in xs)}/{len(xs)}, "
+                         f"max |dev| {max(abs(x - 1) for x in xs):.3f}, sd {statistics.pstdev(xs):.4f}"
+                         for name, xs in est.items())
+        pos = {k: [] for k in ("subject even", "subject odd", "other even", "other odd")}
+        for r in rs:
+            m = statistics.median(r["subject_ms"] + r["other_ms"])
+            for side in ("subject", "other"):
+                pos[f"{side} even"].append(statistics.median(r[f"{side}_ms"][0::2]) / m)
+                pos[f"{side} odd"].append(statistics.median(r[f"{side}_ms"][1::2]) / m)
+        print(f"{arm:18s} {line}\n{'':18s} by position: " + ", ".join(f"{k} {statistics.median(v):.4f}" for k, v in pos.items()))
 
 
 STABILITY_PROBLEMS = ["v3/level1/26_GELU_", "v3/level1/23_Softmax", "v3/level1/47_Sum_reduction_over_a_dimension",
@@ -433,9 +448,16 @@ def main() -> None:
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
     ap.add_argument("--problems", help="pairing, stability: comma-separated problem ids")
+    ap.add_argument("--report", type=Path, help="pairing: print the report of a saved run (.json or .json.gz) and exit")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
+    if args.what == "pairing" and args.report:
+        import gzip
+
+        opener = gzip.open if args.report.suffix == ".gz" else open
+        with opener(args.report, "rt", encoding="utf-8") as f:
+            return pairing_report(json.load(f))
     res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
