@@ -4,16 +4,18 @@
 # after `pip install --no-build-isolation --no-deps -e .`. Usage: benchmarks/h200.sh STEP [STEP ...]
 #   gpu-tests  the gpu-marked tests: anti-cheat corpus on the real problems, CUDA fault containment;
 #              -s prints each verdict as it comes, so a run cut short still shows what it graded
+#   gpu-corpus every GPU corpus entry (adversarial and honest) on the real problems, without the slower harness tests
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
 #   noise-long the same with a 400 ms floor on each paired loop (the default since; run 4 of BENCHMARKS.md)
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
-#   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: same $OUT file)
+#   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: point $SWEEP_OUT at the last file)
 #   sweep-v01  eager + torch.compile baselines of v0.1 levels 1-3 on $DEVICES (default: every visible GPU),
 #              compiling with $WORKERS processes; resumable: point $SWEEP_OUT at the file of the last run
 #   pairing    the reference timed against itself in five arms of the paired loop, every trial kept (the tilt)
-#   stability  one problem's eager median measured again and again in one process, three ways of timing (#8)
+#   stability  16 problems' eager medians measured again and again in one process, timed as the harness does
+#              (flush_queued) and as harness 0.1 did (device_synced) (#8)
 #   repeat     the 12-problem v3 subset's baselines again, into $OUT/baselines_repeat_${TAG:-a}.jsonl (spread)
 #   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models, one per child; resumable like sweep-v01)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
@@ -28,6 +30,8 @@ for step in "$@"; do
                    -p no:cacheprovider --timeout 200 --tb=short > "$OUT/gpu_tests_first.log" 2>&1
                timeout 300 python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -k "not ($k)" -s -v \
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
+    gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "corpus_gpu" -s -v \
+                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_corpus.log" 2>&1 ;;
     gpu-honest) timeout 200 python -m pytest -m gpu tests/test_anticheat.py -k "honest" -s -v -p no:cacheprovider \
                     --timeout 120 --tb=short > "$OUT/gpu_honest.log" 2>&1 ;;
     noise) timeout 240 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
@@ -36,8 +40,9 @@ for step in "$@"; do
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
     overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
     pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
-    sweep-v3) timeout 560 python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 --max-seconds 480 \
-                  --chunk 4 --out "$OUT/baselines_h200_v3.jsonl" > "$OUT/sweep_v3.log" 2>&1 ;;
+    sweep-v3) timeout "${SWEEP_TIMEOUT:-560}" python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 \
+                  --max-seconds "${MAX_SECONDS:-480}" --chunk 4 --out "${SWEEP_OUT:-$OUT/baselines_h200_v3.jsonl}" \
+                  > "$OUT/sweep_v3.log" 2>&1 ;;
     sweep-v01) timeout "${SWEEP_TIMEOUT:-550}" python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
                    --category level3 --compile-suites v0.1 --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
                    --compile-budget "${COMPILE_BUDGET:-240}" --max-seconds "${MAX_SECONDS:-470}" --chunk 4 \

@@ -1,10 +1,17 @@
-"""Baseline lookup: the reference's timing for a (problem, GPU, software stack)."""
+"""Baseline lookup: the reference's timing for a (problem, GPU, software stack, timing method)."""
 from __future__ import annotations
 
 import json
 import statistics
 
 from kb_data.paths import DATA_DIR
+
+
+
+def row_timing_method(row: dict) -> str:
+    """A row's timing method; rows from before the field existed (harness 0.1) were timed with the device
+    synchronized around each call on a GPU, by the wall clock on the CPU."""
+    return row.get("timing_method") or ("perf_counter" if row.get("gpu") == "CPU" else "device_synced")
 
 
 def _minor(version: str | None) -> str | None:
@@ -21,10 +28,14 @@ class BaselineIndex:
             if r.get("status", "ok") == "ok" and r.get("baseline_ms") is not None and r.get("source", "measured") == "measured":
                 self.rows.setdefault((r["problem_id"], r["gpu"]), []).append(r)
 
-    def lookup(self, problem_id: str, gpu: str, torch_version: str | None = None) -> dict | None:
+    def lookup(self, problem_id: str, gpu: str, torch_version: str | None = None,
+               timing_method: str | None = None) -> dict | None:
+        """The newest matching row; with `timing_method`, only a row timed the same way."""
         cands = self.rows.get((problem_id, gpu), [])
         if torch_version:
             cands = [r for r in cands if _minor(r.get("torch_version")) == _minor(torch_version)]
+        if timing_method:
+            cands = [r for r in cands if row_timing_method(r) == timing_method]
         return max(cands, key=lambda r: r.get("measured_at") or "") if cands else None
 
     def __len__(self) -> int:

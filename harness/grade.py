@@ -136,9 +136,13 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
 
     import torch
 
+    from kb_data.harness.timing import timing_method
+
     gpu_name = torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None
     gpu = opt.gpu or (gpu_key(gpu_name) if gpu_name else "CPU")
-    known = (baselines or BaselineIndex([])).lookup(problem.problem_id, gpu, torch.__version__)
+    method = timing_method(device)
+    # a stored baseline timed another way (an older harness) would make the speedup compare two different clocks
+    known = (baselines or BaselineIndex([])).lookup(problem.problem_id, gpu, torch.__version__, method)
     measure = opt.measure_baseline if opt.measure_baseline is not None else known is None
     job = {
         "problem_id": problem.problem_id, "problem_code": problem.code, "rules": rules,
@@ -161,7 +165,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     for kind, detail in static["findings"]:
         result.setdefault("flags", []).append(kind)
         result.setdefault("flag_details", {}).setdefault(kind, detail)
-    rec.gpu, rec.gpu_name = gpu, result.get("gpu_name") or gpu_name
+    rec.gpu, rec.gpu_name, rec.timing_method = gpu, result.get("gpu_name") or gpu_name, method
     baseline_row = None
     if result.get("baseline"):
         b = result["baseline"]
@@ -172,7 +176,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
             compile_ms=b.get("compile_ms"), compile_p10_ms=b.get("compile_p10_ms"),
             compile_p90_ms=b.get("compile_p90_ms"), compile_error=b.get("compile_error"),
             baseline_ms=b.get("baseline_ms"), baseline_type=b.get("baseline_type"), p10_ms=b.get("p10_ms"),
-            p90_ms=b.get("p90_ms"), n_trials=b.get("n_trials"), level=problem.level, problem=problem.file,
+            p90_ms=b.get("p90_ms"), n_trials=b.get("n_trials"), timing_method=method, level=problem.level, problem=problem.file,
             problem_sha256=problem.sha256, harness_version=HARNESS_VERSION, problems_revision=problems_revision,
             measured_at=created, source="measured", **{k: result.get("versions", {}).get(k) for k in
                                                        ("torch_version", "cuda_version", "triton_version", "driver_version")})

@@ -156,14 +156,19 @@ def measure_chunk(job: dict) -> dict:
     return out
 
 
-def _done(path: Path) -> set[str]:
+def _done(path: Path, method: str) -> set[str]:
+    """Problems with a row in `path` timed by `method` (a row of an older timing method is measured again)."""
+    from kb_data.harness.baselines import row_timing_method
+
     if not path.exists():
         return set()
     done = set()
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            done.add(json.loads(line)["problem_id"])
-        except (json.JSONDecodeError, KeyError):
+            row = json.loads(line)
+            if row_timing_method(row) == method:
+                done.add(row["problem_id"])
+        except (json.JSONDecodeError, KeyError, AttributeError):
             continue
     return done
 
@@ -177,12 +182,13 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     the compile phase spreads over them and each times its share of the chunks, one chunk at a time."""
     from kb_data.gpus import gpu_key
     from kb_data.harness.grade import problems_revision_of
+    from kb_data.harness.timing import timing_method
 
     devices = [device] if isinstance(device, str) else list(device)
     ps = ProblemSet(problems_root)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    done = _done(out_path)
+    done = _done(out_path, timing_method(devices[0]))
     todo = [pid for pid in problem_ids if pid not in done]
     loaded = {pid: ps.load(pid) for pid in todo}
     log(f"{len(done)} measured before, {len(todo)} to measure")
@@ -217,7 +223,8 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
                 eager_ms=r.get("eager_ms"), eager_p10_ms=r.get("eager_p10_ms"), eager_p90_ms=r.get("eager_p90_ms"),
                 compile_ms=r.get("compile_ms"), compile_p10_ms=r.get("compile_p10_ms"), compile_p90_ms=r.get("compile_p90_ms"),
                 compile_error=r.get("compile_error") or not_compiled.get(r["problem_id"]), baseline_ms=r.get("baseline_ms"), baseline_type=r.get("baseline_type"),
-                p10_ms=r.get("p10_ms"), p90_ms=r.get("p90_ms"), n_trials=r.get("n_trials"), level=lp.level, problem=lp.file,
+                p10_ms=r.get("p10_ms"), p90_ms=r.get("p90_ms"), n_trials=r.get("n_trials"),
+                timing_method=timing_method(res.get("device") or "cpu"), level=lp.level, problem=lp.file,
                 problem_sha256=lp.sha256, harness_version=HARNESS_VERSION, problems_revision=rev,
                 measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), source="measured",
                 **{k: (res.get("versions") or {}).get(k) for k in ("torch_version", "cuda_version", "triton_version", "driver_version")})

@@ -1,4 +1,15 @@
-"""Timing: device events with the device synchronized, warm-up, L2 flush, median and spread.
+"""Timing: device events queued behind an L2 flush, warm-up, median and spread.
+
+A timed call on a GPU is `flush L2 -> start event -> call -> end event`, enqueued on the caller's stream with no
+host sync in between (TIMING_METHOD): the GPU clears the L2 while the host runs the forward's Python and launches
+its first kernel, so that launch latency stays out of the time, and the end event follows the forward's last
+kernel on the device instead of a host wake-up. The device is synchronized after each call. Until harness 0.2 the
+device was also synchronized before the start and the end event ("device_synced"): 60-90 us of moving host latency
+inside every call, 15% median run-to-run spread of a stored median on the H200 (BENCHMARKS.md, Stability).
+Two kinds of work could leave the interval uncounted, and both are checked: work left running on another stream
+when forward returns (the outputs are copied on the caller's stream right after the end event and must equal
+the outputs after the sync: `Timer.late_calls`), and work on another stream that does not wait for the caller's
+and so runs during the flush (execute.flush_overlap_check, by the profiler).
 
 The timer functions are captured when this module is imported, which the worker does
 before it imports any submission; `timer_surface_changes()` reports what a submission
@@ -29,6 +40,8 @@ MIN_TIMED_MS = 100.0
 # H200 the reference graded as itself landed 34/42 runs within 1.00 +/- 0.02 with a 100 ms floor, 39/42 with 400 ms.
 MIN_PAIRED_MS = 400.0
 MAX_TRIALS = 2000
+# A timed call's outputs are copied right after its end event (the late-write check) while they are this small.
+SNAPSHOT_MAX_BYTES = 1 << 30
 
 
 def _surface() -> dict:
@@ -105,6 +118,7 @@ class Timer:
     def __init__(self, device: torch.device, l2_flush: bool = True):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
+        self.late_calls: list[list[int]] = []  # per timed callable: calls whose outputs changed after forward returned
         self.flush_buf = None
         if l2_flush:
             nbytes = L2_FLUSH_BYTES if self.cuda else 64 * 1024 * 1024
@@ -129,6 +143,7 @@ class Timer:
         subject's outputs, `check_other(i, out)` the other's."""
         calls = [subject] + ([other] if other is not None else [])
         times: list[list[float]] = [[] for _ in calls]
+        self.late_calls = [[] for _ in calls]
         if self.cuda and warmup_ms > 0:
             t0 = _perf_counter()
             i = 0
@@ -145,7 +160,10 @@ class Timer:
             for j in (range(len(calls)) if i % 2 == 0 else reversed(range(len(calls)))):
                 if prepare is not None:
                     prepare(i)
-                ms, out = self._timed(calls[j], i)
+                ms, out, snap = self._timed(calls[j], i)
+                if snap is not None and not _same(snap, out):
+                    self.late_calls[j].append(i)
+                del snap
                 if (check, check_other)[j] is not None:
                     (check, check_other)[j](i, out)
                 del out
@@ -156,19 +174,43 @@ class Timer:
         return Timing(times[0], kind), (Timing(times[1], kind) if other is not None else None)
 
     def _timed(self, call, i: int):
-        self.flush()
-        if self.cuda:
-            _cuda_sync(self.device)
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-            _event_record(start)
+        """One timed call: (ms, outputs, outputs as copied on the caller's stream right after the end event, or None)."""
+        if not self.cuda:
+            t0 = _perf_counter()
             out = call(i)
-            _cuda_sync(self.device)  # all streams: work left on a side stream is still counted
-            _event_record(end)
-            _event_sync(end)
-            return _event_elapsed(start, end), out
-        t0 = _perf_counter()
+            return (_perf_counter() - t0) * 1e3, out, None
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        self.flush()  # the GPU clears the L2 while the host goes on into the forward
+        _event_record(start)
         out = call(i)
-        return (_perf_counter() - t0) * 1e3, out
+        _event_record(end)
+        snap = _snapshot(out)  # both sides get the same work after their calls (see execute.time_candidate)
+        _cuda_sync(self.device)  # all streams: the next call starts on an idle device
+        return _event_elapsed(start, end), out, snap
+
+
+def _tensors(out) -> list:
+    return [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+
+
+def _snapshot(out) -> list | None:
+    ts = _tensors(out)
+    if not ts or sum(t.numel() * t.element_size() for t in ts) > SNAPSHOT_MAX_BYTES:
+        return None
+    return [t.detach().clone() for t in ts]
+
+
+def _same(snap: list, out) -> bool:
+    """The outputs as copied when forward returned and as they are after the sync, bitwise (NaN included)."""
+    as_bytes = lambda t: t.detach().reshape(-1).view(torch.uint8)
+    ts = _tensors(out)
+    return len(ts) == len(snap) and all(a.shape == b.shape and a.dtype == b.dtype and torch.equal(as_bytes(a), as_bytes(b))
+                                        for a, b in zip(snap, ts))
+
+
+def timing_method(device) -> str:
+    """What this harness's times on `device` are, in the schema's terms (kb_data.schema.TIMING_METHODS)."""
+    return "flush_queued" if torch.device(device).type == "cuda" else "perf_counter"
 
 
 def paired_ratio(subject: Timing, other: Timing) -> float | None:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: timing_method on baselines and run records
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected")
@@ -33,6 +33,12 @@ BASELINE_SOURCES = ("measured", "derived")  # timed on the GPU by `kb baselines 
 # trial with the submission (what the speedup of an eager-baseline problem is computed from)
 RUN_BASELINE_SOURCES = BASELINE_SOURCES + ("paired",)
 RECORD_SOURCES = ("upstream", "local")
+# How a time was taken (kb_data.harness.timing). flush_queued: on the GPU, L2 flush, start event, call, end event
+# enqueued with no host sync between (harness 0.2 on); device_synced: the device synchronized before the start
+# and before the end event, so host latency is inside the time (harness 0.1); perf_counter: CPU wall clock.
+# Times taken by different methods are not comparable: a baseline is only used for a record of its own method.
+TIMING_METHODS = ("flush_queued", "device_synced", "perf_counter")
+TIMING_METHOD_DOC = "how the times were taken (kb_data.schema.TIMING_METHODS); null: not recorded (upstream)"
 FLAGS = (
     "output_aliases_input",
     "output_reused_memory",
@@ -232,6 +238,7 @@ class Baseline(Record):
     p10_ms: float = _f(F64, doc="spread of the chosen baseline")
     p90_ms: float = _f(F64)
     n_trials: int = _f(I64)
+    timing_method: str = _f(STR, enum=TIMING_METHODS, doc=TIMING_METHOD_DOC)
     level: int = _f(I64)
     problem: str = _f(STR, doc="upstream file name with .py")
     problem_sha256: str = _f(STR)
@@ -295,6 +302,7 @@ class RunRecord(Record):
     sol_p10_ms: float = _f(F64)
     sol_p90_ms: float = _f(F64)
     n_trials: int = _f(I64)
+    timing_method: str = _f(STR, enum=TIMING_METHODS, doc=TIMING_METHOD_DOC)
     baseline_source: str = _f(STR, enum=RUN_BASELINE_SOURCES)
     eager_ms: float = _f(F64, doc="the baseline row's eager median")
     compile_ms: float = _f(F64, doc="the baseline row's torch.compile median")

@@ -542,3 +542,58 @@ def test_baseline_sweep_judges_degeneracy_with_the_suites_tolerance(tmp_path):
     rows = sweep(["v0.1/level1/98_SigmoidNearHalf"], tmp_path / "b.jsonl", problems_root=root, device="cpu",
                  compile_suites=(), log=lambda *_: None)
     assert rows[0]["degenerate_reason"] == "the reference output is within tolerance of a constant"
+
+
+def test_a_baseline_timed_another_way_is_not_divided_by():
+    """Times of another timing method (harness 0.1 synchronized the device inside every timed call on a GPU) are not
+    comparable with this harness's: such a row is not used, the baseline is measured again, and both the record
+    and the new row say how they were timed."""
+    from kb_data.harness.baselines import row_timing_method
+
+    row = {"problem_id": GELU, "gpu": "H200", "baseline_ms": 0.05, "baseline_type": "pytorch_eager", "status": "ok",
+           "source": "measured", "torch_version": torch.__version__, "measured_at": "2026-01-01"}
+    assert row_timing_method(row) == "device_synced" and row_timing_method(dict(row, gpu="CPU")) == "perf_counter"
+    index = BaselineIndex([row, dict(row, baseline_ms=0.04, timing_method="flush_queued", measured_at="2025-01-01")])
+    assert index.lookup(GELU, "H200", torch.__version__)["baseline_ms"] == 0.05  # newest, any method
+    assert index.lookup(GELU, "H200", torch.__version__, "flush_queued")["baseline_ms"] == 0.04
+    assert index.lookup(GELU, "H200", torch.__version__, "perf_counter") is None
+
+    cpu_row = dict(row, gpu="CPU", baseline_ms=12.5, eager_ms=12.5, timing_method="device_synced")
+    opt = Options(device="cpu", trials=3, warmup=1, pair_reference=False)
+    rec, base = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=opt, baselines=BaselineIndex([cpu_row]))
+    assert base is not None and base.timing_method == "perf_counter" and rec.ref_ms != 12.5
+    assert rec.timing_method == "perf_counter"
+    rec, base = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=opt,
+                      baselines=BaselineIndex([dict(cpu_row, timing_method="perf_counter")]))
+    assert base is None and rec.ref_ms == 12.5
+
+
+def test_baseline_sweep_measures_rows_of_another_timing_method_again(tmp_path):
+    from kb_data.harness.sweep import sweep
+
+    out = tmp_path / "baselines.jsonl"
+    ids = ["v3/level1/23_Softmax", "v0.1/level1/19_ReLU"]
+    rows = sweep(ids, out, problems_root=SMALL_PROBLEMS, device="cpu", compile_suites=(), log=lambda *_: None)
+    assert {r["timing_method"] for r in rows} == {"perf_counter"}
+    old = [dict(json.loads(x), timing_method="device_synced") if json.loads(x)["problem_id"] == ids[0] else json.loads(x)
+           for x in out.read_text().splitlines()]
+    out.write_text("".join(json.dumps(r) + "\n" for r in old))
+    again = sweep(ids, out, problems_root=SMALL_PROBLEMS, device="cpu", compile_suites=(), log=lambda *_: None)
+    assert [r["problem_id"] for r in again] == [ids[0]] and again[0]["timing_method"] == "perf_counter"
+
+
+def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
+    """The outputs copied right after a timed call's end event against the same outputs after the device sync
+    (timing._snapshot, timing._same): equal bits pass, NaN included; any changed element, shape or dtype does not;
+    outputs too large to copy are not checked there (the side-stream check in the dynamic checks still runs)."""
+    y = torch.randn(64, 33)[:, :32]  # not contiguous
+    y[0, 0] = float("nan")
+    snap = timing._snapshot(y)
+    assert timing._same(snap, y) and timing._same(timing._snapshot((y, 3, y.sum())), (y, 3, y.sum()))
+    z = y.clone()
+    z[5, 7] += 1e-6
+    assert not timing._same(snap, z)
+    assert not timing._same(snap, y.double()) and not timing._same(snap, y.reshape(-1)) and not timing._same(snap, (y, y))
+    assert timing._snapshot(3.0) is None
+    monkeypatch.setattr(timing, "SNAPSHOT_MAX_BYTES", y.numel() * 4 - 1)
+    assert timing._snapshot(y) is None and timing._snapshot(y[:8]) is not None
