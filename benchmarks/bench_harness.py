@@ -19,9 +19,13 @@
         calls only, as before 2026-11-29; the end event recorded before the device sync), every trial's time
         kept for offline analysis.
     python benchmarks/bench_harness.py stability [--repeats 5]
-        how much one problem's eager median moves from one measurement to the next in the same process
-        (the baseline spread of #8), for three ways of timing: the harness's (device synchronised around
-        every call), the same with a 600 ms loop, and back to back (events only, up to 8 calls queued).
+        how much 16 problems' eager medians move from one measurement to the next in the same process
+        (the baseline spread of #8), timed as the harness does (flush_queued) and as harness 0.1 did
+        (device_synced: the device synchronised before the start and the end event of every call).
+    python benchmarks/bench_harness.py flush-overlap
+        what a stream that does not wait for the caller's gains from the L2 flush queued ahead of each timed
+        call: the corpus's side-stream GELUs against the honest one, timed as graded, the GPU timeline of one
+        timed call of each, and what execute.flush_overlap_check says.
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
@@ -389,6 +393,55 @@ def stability(args) -> dict:
     return res
 
 
+SIDE_STREAM_NO_SLEEP = (ROOT / "tests" / "corpus" / "adversarial" / "side_stream_during_flush.py").read_text().replace(
+    "torch.cuda._sleep(40_000)", "pass")
+
+
+def flush_overlap(args) -> dict:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from kb_data.harness import execute, timing
+    from kb_data.problems import exec_problem_code
+
+    device = torch.device("cuda:0")
+    execute.use_gpu(device, {"versions": {}})
+    problem = ProblemSet().load(GELU)
+    mod = exec_problem_code(problem.code, GELU)
+    rules = problem.rules
+    ref = execute.build_reference(mod, rules, device, 0)
+    corpus = ROOT / "tests" / "corpus"
+    subs = {"honest": TRITON_GELU.read_text(),
+            "joined_stream": (corpus / "honest" / "triton_gelu_joined_stream.py").read_text(),
+            "side_stream_sleep": (corpus / "adversarial" / "side_stream_during_flush.py").read_text(),
+            "side_stream_no_sleep": SIDE_STREAM_NO_SLEEP}
+    out = {"device": torch.cuda.get_device_name(device), "runs": {}}
+    for name, code in subs.items():
+        sub = execute.load_submission(code, f"{name}.py")
+        cand = execute.build_candidate(sub.Model, mod, rules, device, ref)
+        rot = execute.RotatingInputs(mod, rules, device, {})
+        t = execute.time_model(cand, rot, rules, device, {})
+        timer, call = timing.Timer(device), execute._forward_on(cand, rot.work)
+        rot.prepare(0)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            timer._timed(call, 0)
+        gpu = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                     key=lambda e: e.time_range.start)
+        t0 = gpu[0].time_range.start if gpu else 0
+        res = {"flags": [], "flag_details": {}}
+        execute.flush_overlap_check(cand, rot.work, rules["seeds"][0], device, res)
+        out["runs"][name] = {"median_ms": t.median_ms, "p10_ms": t.p10_ms, "flags": res["flags"],
+                             "details": res["flag_details"], "late_calls": len(timer.late_calls[0]) if timer.late_calls else 0,
+                             "timeline_us": [(e.name[:60], round(e.time_range.start - t0, 1), round(e.time_range.end - t0, 1))
+                                             for e in gpu]}
+        print(f"{name:22s} median {t.median_ms:.4f} ms  p10 {t.p10_ms:.4f}  flags {res['flags']}", flush=True)
+        for row in out["runs"][name]["timeline_us"]:
+            print(f"    {row[1]:8.1f} {row[2]:8.1f} us  {row[0]}")
+    _write(args.out, "bench_harness_flush_overlap.json", out)
+    return out
+
+
 def noise(args) -> dict:
     """Four ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
     the submission, trial for trial: the median of per-trial ratios), the ratio of the same loop's two medians,
@@ -435,7 +488,7 @@ def noise(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability"])
+    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability", "flush-overlap"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
@@ -454,7 +507,8 @@ def main() -> None:
         opener = gzip.open if args.report.suffix == ".gz" else open
         with opener(args.report, "rt", encoding="utf-8") as f:
             return pairing_report(json.load(f))
-    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability}[args.what](args)
+    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability,
+           "flush-overlap": flush_overlap}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 

@@ -16,6 +16,7 @@
 #   pairing    the reference timed against itself in five arms of the paired loop, every trial kept (the tilt)
 #   stability  16 problems' eager medians measured again and again in one process, timed as the harness does
 #              (flush_queued) and as harness 0.1 did (device_synced) (#8)
+#   flush-overlap  side-stream GELUs that do not wait for the caller's stream, against the honest one (#8)
 #   repeat     the 12-problem v3 subset's baselines again, into $OUT/baselines_repeat_${TAG:-a}.jsonl (spread)
 #   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models, one per child; resumable like sweep-v01)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
@@ -49,6 +50,7 @@ for step in "$@"; do
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
     pairing) timeout "${PAIRING_TIMEOUT:-220}" python benchmarks/bench_harness.py pairing --repeats "${REPEATS:-3}" \
                --out "$OUT" > "$OUT/pairing.log" 2>&1 ;;
+    flush-overlap) timeout 90 python benchmarks/bench_harness.py flush-overlap --out "$OUT" > "$OUT/flush_overlap.log" 2>&1 ;;
     stability) timeout "${STABILITY_TIMEOUT:-200}" python benchmarks/bench_harness.py stability --repeats "${REPEATS:-5}" \
                --out "$OUT" > "$OUT/stability.log" 2>&1 ;;
     repeat) only=""
