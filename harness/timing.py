@@ -9,7 +9,8 @@ inside every call, 15% median run-to-run spread of a stored median on the H200 (
 Two kinds of work could leave the interval uncounted, and both are checked: work left running on another stream
 when forward returns (the outputs are copied on the caller's stream right after the end event and must equal
 the outputs after the sync: `Timer.late_calls`), and work on another stream that does not wait for the caller's
-and so runs during the flush (execute.flush_overlap_check, by the profiler).
+and so runs during the flush: it slows the flush, whose GPU time is taken in every call (`Timer.flush_times`) and
+compared with the flush's time alone (execute.time_candidate).
 
 The timer functions are captured when this module is imported, which the worker does
 before it imports any submission; `timer_surface_changes()` reports what a submission
@@ -119,6 +120,7 @@ class Timer:
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self.late_calls: list[list[int]] = []  # per timed callable: calls whose outputs changed after forward returned
+        self.flush_times: list[list[float]] = []  # per timed callable: GPU ms of the flush ahead of each timed call
         self.flush_buf = None
         if l2_flush:
             nbytes = L2_FLUSH_BYTES if self.cuda else 64 * 1024 * 1024
@@ -144,6 +146,7 @@ class Timer:
         calls = [subject] + ([other] if other is not None else [])
         times: list[list[float]] = [[] for _ in calls]
         self.late_calls = [[] for _ in calls]
+        self.flush_times: list[list[float]] = [[] for _ in calls]
         if self.cuda and warmup_ms > 0:
             t0 = _perf_counter()
             i = 0
@@ -160,10 +163,12 @@ class Timer:
             for j in (range(len(calls)) if i % 2 == 0 else reversed(range(len(calls)))):
                 if prepare is not None:
                     prepare(i)
-                ms, out, snap = self._timed(calls[j], i)
+                ms, out, snap, flush_ms = self._timed(calls[j], i)
                 if snap is not None and not _same(snap, out):
                     self.late_calls[j].append(i)
                 del snap
+                if flush_ms is not None and i >= warmup:
+                    self.flush_times[j].append(flush_ms)
                 if (check, check_other)[j] is not None:
                     (check, check_other)[j](i, out)
                 del out
@@ -174,19 +179,35 @@ class Timer:
         return Timing(times[0], kind), (Timing(times[1], kind) if other is not None else None)
 
     def _timed(self, call, i: int):
-        """One timed call: (ms, outputs, outputs as copied on the caller's stream right after the end event, or None)."""
+        """One timed call: (ms, outputs, outputs as copied on the caller's stream right after the end event or None,
+        ms the L2 flush ahead of it took on the GPU or None)."""
         if not self.cuda:
             t0 = _perf_counter()
             out = call(i)
-            return (_perf_counter() - t0) * 1e3, out, None
-        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            return (_perf_counter() - t0) * 1e3, out, None, None
+        flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
+        _event_record(flushed)
         self.flush()  # the GPU clears the L2 while the host goes on into the forward
         _event_record(start)
         out = call(i)
         _event_record(end)
         snap = _snapshot(out)  # both sides get the same work after their calls (see execute.time_candidate)
         _cuda_sync(self.device)  # all streams: the next call starts on an idle device
-        return _event_elapsed(start, end), out, snap
+        return _event_elapsed(start, end), out, snap, _event_elapsed(flushed, start)
+
+    def flush_alone_ms(self, n: int = 20) -> float | None:
+        """The flush's own GPU time, with nothing else on the device: what it takes ahead of an honest call."""
+        if not self.cuda or self.flush_buf is None:
+            return None
+        times = []
+        for _ in range(n):
+            a, b = _Event(enable_timing=True), _Event(enable_timing=True)
+            _event_record(a)
+            self.flush()
+            _event_record(b)
+            _cuda_sync(self.device)
+            times.append(_event_elapsed(a, b))
+        return statistics.median(times)
 
 
 def _tensors(out) -> list:

@@ -597,3 +597,22 @@ def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
     assert timing._snapshot(3.0) is None
     monkeypatch.setattr(timing, "SNAPSHOT_MAX_BYTES", y.numel() * 4 - 1)
     assert timing._snapshot(y) is None and timing._snapshot(y[:8]) is not None
+
+
+def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work(monkeypatch):
+    """The flush's GPU time ahead of each timed call against the flush alone (execute._flush_check): work on a stream
+    that does not wait for the caller's shares the GPU with the flush; a flush as fast as alone is not flagged."""
+    from kb_data.harness import execute
+
+    timer = timing.Timer("cpu")
+    monkeypatch.setattr(timer, "flush_alone_ms", lambda: 0.058)
+    for times, flagged in (([0.058, 0.059, 0.060], False), ([0.060, 0.061, 0.062], False), ([0.070, 0.072, 0.069], True)):
+        timer.flush_times = [times, [0.058] * 3]
+        res = {"flags": [], "flag_details": {}}
+        execute._flush_check(timer, res)
+        assert ("side_stream_work" in res["flags"]) == flagged, times
+        assert res["flag_details"]["flush_ms"] == {"alone": 0.058, "candidate": sorted(times)[1], "reference": 0.058}
+    timer.flush_times = [[]]  # on the CPU nothing is flushed on a device: no evidence, no flag
+    res = {"flags": [], "flag_details": {}}
+    execute._flush_check(timer, res)
+    assert res == {"flags": [], "flag_details": {}}
