@@ -186,10 +186,6 @@ class Timer:
             out = call(i)
             return (_perf_counter() - t0) * 1e3, out, None, None
         flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
-        # The flush's GPU time depends on what the last call and the inputs' copy left dirty in the L2 (up to +20 us
-        # on the H200): a first flush writes that back, so the second starts from the state flush_alone_ms sees.
-        self.flush()
-        _cuda_sync(self.device)
         _event_record(flushed)
         self.flush()  # the GPU clears the L2 while the host goes on into the forward
         _event_record(start)
