@@ -25,7 +25,8 @@
     python benchmarks/bench_harness.py flush-overlap
         what a stream that does not wait for the caller's gains from the L2 flush queued ahead of each timed
         call: the corpus's side-stream GELU (high and normal stream priority) against honest ones, timed as
-        graded, the flush's GPU time ahead of their calls against alone (execute._flush_check), and the GPU
+        graded beside the reference, the flush's GPU time ahead of their calls against ahead of the reference's
+        (execute._flush_check), and the GPU
         timeline of one profiled timed call of each.
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
@@ -419,7 +420,8 @@ def flush_overlap(args) -> dict:
         cand = execute.build_candidate(sub.Model, mod, rules, device, ref)
         rot = execute.RotatingInputs(mod, rules, device, {})
         timer, call = timing.Timer(device), execute._forward_on(cand, rot.work)
-        t = timer.run(call, warmup=rules["warmup"], trials=rules["trials"], prepare=rot.prepare)
+        t, _ = timer.run_paired(call, execute._forward_on(ref, rot.work), warmup=rules["warmup"], trials=rules["trials"],
+                                prepare=rot.prepare)
         res = {"flags": [], "flag_details": {}}
         execute._flush_check(timer, res)
         rot.prepare(0)

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from kb_data.paths import DATA_DIR
+from kb_data.harness.baselines import row_timing_method
 from kb_data.schema import SCHEMA_VERSION, Baseline, SchemaError, schema_markdown
 
 from .common import (
@@ -108,6 +109,9 @@ def baselines_card(records: list[Baseline], splits: dict[str, list]) -> str:
         "split_list": ", ".join(f"`{g}`" for g in splits),
         "counts_by_gpu": problems_per_gpu if gpus else "No rows in this build.",
         "counts_by_suite": crosstab(((b.gpu, b.suite) for b in records), row_key=gpu_key, row_title="GPU")
+        if records else "No rows in this build.",
+        "counts_by_method": crosstab(((b.gpu, row_timing_method(b.to_row()) if b.source == "measured" else "(derived)")
+                                      for b in records), row_key=gpu_key, row_title="GPU")
         if records else "No rows in this build.",
         "counts_by_type": crosstab(((b.gpu, b.baseline_type or "(none)") for b in records), row_key=gpu_key,
                                    row_title="GPU") if records else "No rows in this build.",

@@ -660,24 +660,26 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair: bo
     return t, t_ref
 
 
-FLUSH_SLOWDOWN = 1.15        # the flush ahead of the candidate's calls may take this much longer than alone ...
-FLUSH_SLOWDOWN_MIN_MS = 0.004  # ... and this much (the flush alone: ~0.058 ms on the H200)
+FLUSH_SLOWDOWN = 1.10          # the flush ahead of the candidate's calls may take this much longer than the reference's ...
+FLUSH_SLOWDOWN_MIN_MS = 0.004  # ... and this much more (the flush: 0.064-0.084 ms on the H200)
 
 
 def _flush_check(timer: timing.Timer, res: dict) -> None:
     """A timed call is queued right behind the L2 flush with no host sync between (timing.Timer._timed). On the
     caller's stream nothing runs before the flush ends; work on a stream that does not wait for the caller's can
-    run during it, leave the timed interval, and slows the flush down by sharing the GPU with it."""
+    run during it, leave the timed interval, and slows the flush down by sharing the GPU with it. The flush's time
+    also depends on what the call before left dirty in the L2 (up to +20 us for honest kernels on the H200), so it
+    is judged against the flush ahead of the reference's calls in the same paired loop, where the ABBA order gives
+    both sides the same predecessors; timed alone (a torch.compile baseline), it is only recorded."""
     if not timer.flush_times or not timer.flush_times[0]:
         return
-    alone = timer.flush_alone_ms()
     medians = [statistics.median(t) if t else None for t in timer.flush_times]
-    res["flag_details"]["flush_ms"] = {"alone": alone, "candidate": medians[0],
-                                       **({"reference": medians[1]} if len(medians) > 1 else {})}
-    if alone and medians[0] > FLUSH_SLOWDOWN * alone and medians[0] - alone > FLUSH_SLOWDOWN_MIN_MS:
-        _flag(res, "side_stream_work", f"the L2 flush ahead of the timed calls took {medians[0] * 1e3:.1f} us (median), "
-              f"{alone * 1e3:.1f} us alone: work of forward on a stream that does not wait for the caller's ran during it, "
-              "outside the timed interval")
+    res["flag_details"]["flush_ms"] = {"candidate": medians[0], **({"reference": medians[1]} if len(medians) > 1 else {})}
+    ref = medians[1] if len(medians) > 1 else None
+    if ref and medians[0] > FLUSH_SLOWDOWN * ref and medians[0] - ref > FLUSH_SLOWDOWN_MIN_MS:
+        _flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {medians[0] * 1e3:.1f} us "
+              f"(median), ahead of the reference's {ref * 1e3:.1f} us: work of forward on a stream that does not wait "
+              "for the caller's ran during it, outside the timed interval")
 
 
 def _forward_on(model, work: list):

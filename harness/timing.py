@@ -3,14 +3,14 @@
 A timed call on a GPU is `flush L2 -> start event -> call -> end event`, enqueued on the caller's stream with no
 host sync in between (TIMING_METHOD): the GPU clears the L2 while the host runs the forward's Python and launches
 its first kernel, so that launch latency stays out of the time, and the end event follows the forward's last
-kernel on the device instead of a host wake-up. The device is synchronized after each call. Until harness 0.2 the
-device was also synchronized before the start and the end event ("device_synced"): 60-90 us of moving host latency
-inside every call, 15% median run-to-run spread of a stored median on the H200 (BENCHMARKS.md, Stability).
+kernel on the device instead of a host wake-up. The device is synchronized after each call. Until 2026-12-01 the
+device was also synchronized before the start and the end event ("device_synced"): 40-90 us of moving host latency
+inside every call (BENCHMARKS.md, Stability).
 Two kinds of work could leave the interval uncounted, and both are checked: work left running on another stream
 when forward returns (the outputs are copied on the caller's stream right after the end event and must equal
 the outputs after the sync: `Timer.late_calls`), and work on another stream that does not wait for the caller's
 and so runs during the flush: it slows the flush, whose GPU time is taken in every call (`Timer.flush_times`) and
-compared with the flush's time alone (execute.time_candidate).
+compared with the flush ahead of the reference's calls in a paired loop (execute._flush_check).
 
 The timer functions are captured when this module is imported, which the worker does
 before it imports any submission; `timer_surface_changes()` reports what a submission
@@ -194,20 +194,6 @@ class Timer:
         snap = _snapshot(out)  # both sides get the same work after their calls (see execute.time_candidate)
         _cuda_sync(self.device)  # all streams: the next call starts on an idle device
         return _event_elapsed(start, end), out, snap, _event_elapsed(flushed, start)
-
-    def flush_alone_ms(self, n: int = 20) -> float | None:
-        """The flush's own GPU time, with nothing else on the device: what it takes ahead of an honest call."""
-        if not self.cuda or self.flush_buf is None:
-            return None
-        times = []
-        for _ in range(n):
-            a, b = _Event(enable_timing=True), _Event(enable_timing=True)
-            _event_record(a)
-            self.flush()
-            _event_record(b)
-            _cuda_sync(self.device)
-            times.append(_event_elapsed(a, b))
-        return statistics.median(times)
 
 
 def _tensors(out) -> list:

@@ -34,8 +34,9 @@ BASELINE_SOURCES = ("measured", "derived")  # timed on the GPU by `kb baselines 
 RUN_BASELINE_SOURCES = BASELINE_SOURCES + ("paired",)
 RECORD_SOURCES = ("upstream", "local")
 # How a time was taken (kb_data.harness.timing). flush_queued: on the GPU, L2 flush, start event, call, end event
-# enqueued with no host sync between (harness 0.2 on); device_synced: the device synchronized before the start
-# and before the end event, so host latency is inside the time (harness 0.1); perf_counter: CPU wall clock.
+# enqueued with no host sync between (from 2026-12-01); device_synced: the device synchronized before the start
+# and before the end event, so host latency is inside the time (rows from before, which lack the field);
+# perf_counter: CPU wall clock.
 # Times taken by different methods are not comparable: a baseline is only used for a record of its own method.
 TIMING_METHODS = ("flush_queued", "device_synced", "perf_counter")
 TIMING_METHOD_DOC = "how the times were taken (kb_data.schema.TIMING_METHODS); null: not recorded (upstream)"

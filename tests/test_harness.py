@@ -471,19 +471,20 @@ def test_compile_placement_waits_for_room_and_runs_oversized_problems_alone():
 
 
 def test_run_to_run_spread_of_the_h200_repeat():
-    """`kb baselines spread` on the shipped H200 rows and the 12-problem repeat measured in a later device call:
-    the figures BENCHMARKS.md reports (median |diff| 6.5% eager, 8.6% compile, one choice flipped)."""
+    """`kb baselines spread` on the shipped H200 v3 rows (the sweep of 2026-12-01) and the 12-problem repeat measured
+    in the next device call: the figures BENCHMARKS.md reports (median |diff| 9.7% eager, 17.1% compile, one choice
+    flipped: the sweep's machine was slower)."""
     from kb_data.harness.baselines import read_rows, run_to_run_spread
     from kb_data.paths import CHECKOUT, DATA_DIR
 
-    repeat = CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_2026-11-29.jsonl"
+    repeat = CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_s5_2026-12-01.jsonl"
     res = run_to_run_spread(read_rows(DATA_DIR / "baselines_h200.jsonl"), read_rows(repeat))
     s, by_id = res["summary"], {r["problem_id"]: r for r in res["rows"]}
     assert s["problems"] == 12 and s["flipped"] == 1
-    assert by_id["v3/level2/52_Conv2d_Activation_BatchNorm"]["choice"] == ("torch_compile", "pytorch_eager")
-    assert round(by_id["v3/level1/1_Square_matrix_multiplication_"]["eager"][2], 3) == 0.121
-    assert round(s["eager"]["median_abs"], 3) == 0.065 and round(s["compile"]["median_abs"], 3) == 0.086
-    assert s["eager"]["under_3pct"] == 2 and s["compile"]["under_3pct"] == 4
+    assert by_id["v3/level2/17_Conv2d_InstanceNorm_Divide"]["choice"] == ("torch_compile", "pytorch_eager")
+    assert round(by_id["v3/level1/1_Square_matrix_multiplication_"]["eager"][2], 3) == -0.147
+    assert round(s["eager"]["median_abs"], 3) == 0.097 and round(s["compile"]["median_abs"], 3) == 0.171
+    assert s["eager"]["under_3pct"] == 0 and s["compile"]["under_3pct"] == 0
     # the same file against itself: no spread at all
     same = run_to_run_spread(read_rows(repeat), read_rows(repeat))["summary"]
     assert same["eager"]["max_abs"] == 0 and same["flipped"] == 0
@@ -599,20 +600,26 @@ def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
     assert timing._snapshot(y) is None and timing._snapshot(y[:8]) is not None
 
 
-def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work(monkeypatch):
-    """The flush's GPU time ahead of each timed call against the flush alone (execute._flush_check): work on a stream
-    that does not wait for the caller's shares the GPU with the flush; a flush as fast as alone is not flagged."""
+def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
+    """The flush's GPU time ahead of the candidate's timed calls against ahead of the reference's in the same paired
+    loop (execute._flush_check), with the H200's figures of 2026-12-01: work on a stream that does not wait for the
+    caller's shares the GPU with the flush (82.9 against 68.6 us); honest kernels were within 1% of the reference
+    (78.3 against 78.8 us for a GEMM that left much of the L2 dirty). Timed alone there is nothing to judge by."""
     from kb_data.harness import execute
 
     timer = timing.Timer("cpu")
-    monkeypatch.setattr(timer, "flush_alone_ms", lambda: 0.058)
-    for times, flagged in (([0.058, 0.059, 0.060], False), ([0.060, 0.061, 0.062], False), ([0.070, 0.072, 0.069], True)):
-        timer.flush_times = [times, [0.058] * 3]
+    for cand, ref, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
+                               (0.0740, 0.0686, False)):  # +7.9%: under the 10% bound
+        timer.flush_times = [[cand] * 3, [ref] * 3]
         res = {"flags": [], "flag_details": {}}
         execute._flush_check(timer, res)
-        assert ("side_stream_work" in res["flags"]) == flagged, times
-        assert res["flag_details"]["flush_ms"] == {"alone": 0.058, "candidate": sorted(times)[1], "reference": 0.058}
-    timer.flush_times = [[]]  # on the CPU nothing is flushed on a device: no evidence, no flag
+        assert ("side_stream_work" in res["flags"]) == flagged, (cand, ref)
+        assert res["flag_details"]["flush_ms"] == {"candidate": cand, "reference": ref}
+    timer.flush_times = [[0.0841] * 3]  # a torch.compile baseline: the candidate timed alone, the figure kept
+    res = {"flags": [], "flag_details": {}}
+    execute._flush_check(timer, res)
+    assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841}}}
+    timer.flush_times = [[]]  # the CPU: no flush timed on a device
     res = {"flags": [], "flag_details": {}}
     execute._flush_check(timer, res)
     assert res == {"flags": [], "flag_details": {}}
