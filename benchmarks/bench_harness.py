@@ -22,6 +22,9 @@
         how much 16 problems' eager medians move from one measurement to the next in the same process
         (the baseline spread of #8), timed as the harness does (flush_queued) and as harness 0.1 did
         (device_synced: the device synchronised before the start and the end event of every call).
+    python benchmarks/bench_harness.py stability --report SAVED.json [--baselines OTHER.jsonl]
+        the same table from a saved run; with --baselines, each problem's eager median in OTHER (measured in
+        another call) against the median of the saved rounds.
     python benchmarks/bench_harness.py flush-overlap
         what a stream that does not wait for the caller's gains from the L2 flush queued ahead of each timed
         call: the corpus's side-stream GELU (high and normal stream priority) against honest ones, timed as
@@ -381,18 +384,37 @@ def stability(args) -> dict:
             del rot
             print(f"round {rnd} {pid:60s} " + "  ".join(line), flush=True)
         _write(args.out, "bench_harness_stability.json", res)
-    print(f"{'problem':60s} " + " ".join(f"{n:>14s}" for n in protocols) + "   (max/min - 1 over rounds)")
-    spreads = {n: [] for n in protocols}
-    for pid in loaded:
-        cells = []
-        for name in protocols:
-            xs = [r["median_ms"] for r in res["rows"] if r["problem"] == pid and r["protocol"] == name]
-            spreads[name].append(max(xs) / min(xs) - 1)
-            cells.append(f"{spreads[name][-1]:14.1%}")
-        print(f"{pid:60s} " + " ".join(cells))
-    for name, xs in spreads.items():
-        print(f"{name:14s} median spread {statistics.median(xs):.1%}, under 3%: {sum(x < 0.03 for x in xs)}/{len(xs)}")
+    stability_report(res)
     return res
+
+
+def stability_report(res: dict, against: Path | None = None) -> None:
+    """Each problem's spread over the rounds (max/min - 1) per protocol; with `against` (a baseline JSONL measured in
+    another call), how far that file's eager median is from the median of the rounds timed as the harness does."""
+    from kb_data.harness.baselines import read_rows
+
+    protocols = list(dict.fromkeys(r["protocol"] for r in res["rows"]))
+    pids = list(dict.fromkeys(r["problem"] for r in res["rows"]))
+    other = {r["problem_id"]: r for r in read_rows(against)} if against else {}
+    print(f"{'problem':60s} " + " ".join(f"{n:>14s}" for n in protocols) + "   (max/min - 1 over rounds)"
+          + (f"   {against.name}: eager vs median of rounds" if against else ""))
+    spreads, diffs = {n: [] for n in protocols}, []
+    for pid in pids:
+        cells, rounds = [], {}
+        for name in protocols:
+            xs = rounds[name] = [r["median_ms"] for r in res["rows"] if r["problem"] == pid and r["protocol"] == name]
+            spreads[name].append((max(xs) / min(xs) - 1, statistics.median(xs)))
+            cells.append(f"{spreads[name][-1][0]:14.1%}")
+        row = other.get(pid)
+        if row and row.get("eager_ms"):
+            m = statistics.median(rounds[protocols[0]])
+            diffs.append((row["eager_ms"] / m - 1, m))
+            cells.append(f"   {m:.4f} -> {row['eager_ms']:.4f} ms {diffs[-1][0]:+.1%}")
+        print(f"{pid:60s} " + " ".join(cells))
+    for name, xs in list(spreads.items()) + ([("against", diffs)] if against else []):
+        over = [abs(x) for x, ms in xs if ms > 0.1]
+        print(f"{name:14s} median spread {statistics.median([abs(x) for x, _ in xs]):.1%}, under 3%: "
+              f"{sum(abs(x) < 0.03 for x, _ in xs)}/{len(xs)}; problems over 0.1 ms: {sum(x < 0.03 for x in over)}/{len(over)}")
 
 
 def flush_overlap(args) -> dict:
@@ -496,10 +518,13 @@ def main() -> None:
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
     ap.add_argument("--problems", help="pairing, stability: comma-separated problem ids")
-    ap.add_argument("--report", type=Path, help="pairing: print the report of a saved run (.json or .json.gz) and exit")
+    ap.add_argument("--report", type=Path, help="pairing, stability: print the report of a saved run (.json or .json.gz) "
+                    "and exit (stability: with --baselines, also against that file's eager medians)")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
+    if args.what == "stability" and args.report:
+        return stability_report(json.loads(args.report.read_text()), args.baselines)
     if args.what == "pairing" and args.report:
         import gzip
 
