@@ -7,9 +7,8 @@ import statistics
 from kb_data.paths import DATA_DIR
 
 
-
 def row_timing_method(row: dict) -> str:
-    """A row's timing method; rows from before the field existed (harness 0.1) were timed with the device
+    """A row's timing method; rows from before the field existed (2026-12-01) were timed with the device
     synchronized around each call on a GPU, by the wall clock on the CPU."""
     return row.get("timing_method") or ("perf_counter" if row.get("gpu") == "CPU" else "device_synced")
 
