@@ -1,9 +1,9 @@
 """Timing: device events queued behind an L2 flush, warm-up, median and spread.
 
 A timed call on a GPU is `flush L2 -> start event -> call -> end event`, enqueued on the caller's stream with no
-host sync in between (`timing_method()`: flush_queued): the GPU clears the L2 while the host runs the forward's Python and launches
-its first kernel, so that launch latency stays out of the time, and the end event follows the forward's last
-kernel on the device instead of a host wake-up. The device is synchronized after each call. Until 2026-12-01 the
+host sync in between (`timing_method()`: flush_queued): the GPU clears the L2 while the host runs the forward's
+Python and launches its first kernel, so that launch latency stays out of the time, and the end event follows the
+forward's last kernel on the device instead of a host wake-up. The device is synchronized after each call. Until 2026-12-01 the
 device was also synchronized before the start and the end event ("device_synced"): 40-90 us of moving host latency
 inside every call (BENCHMARKS.md, Stability).
 Two kinds of work could leave the interval uncounted, and both are checked: work left running on another stream
