@@ -442,10 +442,10 @@ def flush_overlap(args) -> dict:
         cand = execute.build_candidate(sub.Model, mod, rules, device, ref)
         rot = execute.RotatingInputs(mod, rules, device, {})
         timer, call = timing.Timer(device), execute._forward_on(cand, rot.work)
-        t, _ = timer.run_paired(call, execute._forward_on(ref, rot.work), warmup=rules["warmup"], trials=rules["trials"],
-                                prepare=rot.prepare)
+        t, t_ref = timer.run_paired(call, execute._forward_on(ref, rot.work), warmup=rules["warmup"],
+                                    trials=rules["trials"], prepare=rot.prepare)
         res = {"flags": [], "flag_details": {}}
-        execute._flush_check(timer, res)
+        execute._flush_check(t, t_ref, res)
         rot.prepare(0)
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:  # the host is far slower here
@@ -454,7 +454,7 @@ def flush_overlap(args) -> dict:
                      key=lambda e: e.time_range.start)
         t0 = gpu[0].time_range.start if gpu else 0
         out["runs"][name] = {"median_ms": t.median_ms, "p10_ms": t.p10_ms, "flags": res["flags"],
-                             "flush_ms": res["flag_details"].get("flush_ms"), "late_calls": len(timer.late_calls[0]),
+                             "flush_ms": res["flag_details"].get("flush_ms"), "late_calls": len(t.late_calls),
                              "profiled_timeline_us": [(e.name[:60], round(e.time_range.start - t0, 1),
                                                        round(e.time_range.end - t0, 1)) for e in gpu]}
         print(f"{name:28s} median {t.median_ms:.4f} ms  p10 {t.p10_ms:.4f}  flush {res['flag_details'].get('flush_ms')}  "

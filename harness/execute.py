@@ -652,8 +652,8 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, pair: bo
         raise Stage("runtime_error", f"the candidate raised while being timed: {type(e).__name__}: {_first_lines(e)}")
     if stale:
         _flag(res, "stale_output", f"an output did not match its call's inputs ({stale[0]})")
-    _flush_check(timer, res)
-    late = timer.late_calls[0]
+    _flush_check(t, t_ref, res)
+    late = t.late_calls
     if late:
         _flag(res, "side_stream_work", f"{len(late)} timed call(s) (first: {late[0]}) were still writing their output "
               "after forward returned: work on another stream, outside the timed interval")
@@ -664,20 +664,20 @@ FLUSH_SLOWDOWN = 1.10          # the flush ahead of the candidate's calls may ta
 FLUSH_SLOWDOWN_MIN_MS = 0.004  # ... and this much more (the flush: 0.064-0.084 ms on the H200)
 
 
-def _flush_check(timer: timing.Timer, res: dict) -> None:
+def _flush_check(t: timing.Timing, t_ref: timing.Timing | None, res: dict) -> None:
     """A timed call is queued right behind the L2 flush with no host sync between (timing.Timer._timed). On the
     caller's stream nothing runs before the flush ends; work on a stream that does not wait for the caller's can
     run during it, leave the timed interval, and slows the flush down by sharing the GPU with it. The flush's time
     also depends on what the call before left dirty in the L2 (up to +20 us for honest kernels on the H200), so it
     is judged against the flush ahead of the reference's calls in the same paired loop, where the ABBA order gives
     both sides the same predecessors; timed alone (a torch.compile baseline), it is only recorded."""
-    if not timer.flush_times or not timer.flush_times[0]:
+    if not t.flush_ms:
         return
-    medians = [statistics.median(t) if t else None for t in timer.flush_times]
-    res["flag_details"]["flush_ms"] = {"candidate": medians[0], **({"reference": medians[1]} if len(medians) > 1 else {})}
-    ref = medians[1] if len(medians) > 1 else None
-    if ref and medians[0] > FLUSH_SLOWDOWN * ref and medians[0] - ref > FLUSH_SLOWDOWN_MIN_MS:
-        _flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {medians[0] * 1e3:.1f} us "
+    cand = statistics.median(t.flush_ms)
+    ref = statistics.median(t_ref.flush_ms) if t_ref is not None and t_ref.flush_ms else None
+    res["flag_details"]["flush_ms"] = {"candidate": cand, **({"reference": ref} if ref is not None else {})}
+    if ref and cand > FLUSH_SLOWDOWN * ref and cand - ref > FLUSH_SLOWDOWN_MIN_MS:
+        _flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
               f"(median), ahead of the reference's {ref * 1e3:.1f} us: work of forward on a stream that does not wait "
               "for the caller's ran during it, outside the timed interval")
 

@@ -8,8 +8,8 @@ device was also synchronized before the start and the end event ("device_synced"
 inside every call (BENCHMARKS.md, Stability).
 Two kinds of work could leave the interval uncounted, and both are checked: work left running on another stream
 when forward returns (the outputs are copied on the caller's stream right after the end event and must equal
-the outputs after the sync: `Timer.late_calls`), and work on another stream that does not wait for the caller's
-and so runs during the flush: it slows the flush, whose GPU time is taken in every call (`Timer.flush_times`) and
+the outputs after the sync: `Timing.late_calls`), and work on another stream that does not wait for the caller's
+and so runs during the flush: it slows the flush, whose GPU time is taken in every call (`Timing.flush_ms`) and
 compared with the flush ahead of the reference's calls in a paired loop (execute._flush_check).
 
 The timer functions are captured when this module is imported, which the worker does
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -90,6 +90,8 @@ def timer_surface_changes(snap: dict) -> list[str]:
 class Timing:
     times_ms: list
     device: str
+    flush_ms: list = field(default_factory=list)    # GPU ms of the L2 flush ahead of each timed call
+    late_calls: list = field(default_factory=list)  # calls whose outputs changed after forward returned
 
     @property
     def median_ms(self) -> float:
@@ -119,8 +121,6 @@ class Timer:
     def __init__(self, device: torch.device, l2_flush: bool = True):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
-        self.late_calls: list[list[int]] = []  # per timed callable: calls whose outputs changed after forward returned
-        self.flush_times: list[list[float]] = []  # per timed callable: GPU ms of the flush ahead of each timed call
         self.flush_buf = None
         if l2_flush:
             nbytes = L2_FLUSH_BYTES if self.cuda else 64 * 1024 * 1024
@@ -144,9 +144,8 @@ class Timer:
         thermal and L2 drift fall on both alike and their ratio stays put. `check(i, out)` sees the
         subject's outputs, `check_other(i, out)` the other's."""
         calls = [subject] + ([other] if other is not None else [])
-        times: list[list[float]] = [[] for _ in calls]
-        self.late_calls = [[] for _ in calls]
-        self.flush_times = [[] for _ in calls]
+        kind = "cuda" if self.cuda else "cpu"
+        timings = [Timing([], kind) for _ in calls]
         if self.cuda and warmup_ms > 0:
             t0 = _perf_counter()
             i = 0
@@ -165,18 +164,17 @@ class Timer:
                     prepare(i)
                 ms, out, snap, flush_ms = self._timed(calls[j], i)
                 if snap is not None and not _same(snap, out):
-                    self.late_calls[j].append(i)
+                    timings[j].late_calls.append(i)
                 del snap
-                if flush_ms is not None and i >= warmup:
-                    self.flush_times[j].append(flush_ms)
                 if (check, check_other)[j] is not None:
                     (check, check_other)[j](i, out)
                 del out
                 if i >= warmup:
-                    times[j].append(ms)
+                    timings[j].times_ms.append(ms)
+                    if flush_ms is not None:
+                        timings[j].flush_ms.append(flush_ms)
             i += 1
-        kind = "cuda" if self.cuda else "cpu"
-        return Timing(times[0], kind), (Timing(times[1], kind) if other is not None else None)
+        return timings[0], (timings[1] if other is not None else None)
 
     def _timed(self, call, i: int):
         """One timed call: (ms, outputs, outputs as copied on the caller's stream right after the end event or None,

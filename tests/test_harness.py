@@ -607,19 +607,18 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     (78.3 against 78.8 us for a GEMM that left much of the L2 dirty). Timed alone there is nothing to judge by."""
     from kb_data.harness import execute
 
-    timer = timing.Timer("cpu")
+    def timed(flush_ms):
+        return timing.Timing([0.01] * len(flush_ms), "cuda", flush_ms=flush_ms)
+
     for cand, ref, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
                                (0.0740, 0.0686, False)):  # +7.9%: under the 10% bound
-        timer.flush_times = [[cand] * 3, [ref] * 3]
         res = {"flags": [], "flag_details": {}}
-        execute._flush_check(timer, res)
+        execute._flush_check(timed([cand] * 3), timed([ref] * 3), res)
         assert ("side_stream_work" in res["flags"]) == flagged, (cand, ref)
         assert res["flag_details"]["flush_ms"] == {"candidate": cand, "reference": ref}
-    timer.flush_times = [[0.0841] * 3]  # a torch.compile baseline: the candidate timed alone, the figure kept
-    res = {"flags": [], "flag_details": {}}
-    execute._flush_check(timer, res)
+    res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figure kept
+    execute._flush_check(timed([0.0841] * 3), None, res)
     assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841}}}
-    timer.flush_times = [[]]  # the CPU: no flush timed on a device
-    res = {"flags": [], "flag_details": {}}
-    execute._flush_check(timer, res)
+    res = {"flags": [], "flag_details": {}}  # the CPU: no flush timed on a device
+    execute._flush_check(timing.Timing([1.0], "cpu"), timing.Timing([1.0], "cpu"), res)
     assert res == {"flags": [], "flag_details": {}}
