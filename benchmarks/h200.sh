@@ -2,8 +2,9 @@
 # The GPU runs behind BENCHMARKS.md, one step per argument, each bounded by `timeout` and writing its log
 # and results under $OUT (the device tool's output folder; ./h200-out by default). Run from the repo root
 # after `pip install --no-build-isolation --no-deps -e .`. Usage: benchmarks/h200.sh STEP [STEP ...]
-#   gpu-tests  the gpu-marked tests: anti-cheat corpus on the real problems, CUDA fault containment;
-#              -s prints each verdict as it comes, so a run cut short still shows what it graded
+#   gpu-tests  the gpu-marked tests: the harness's (timing checks, calibration, CUDA fault containment), then the
+#              anti-cheat corpus on the real problems; -s prints each verdict as it comes, so a run cut short still
+#              shows what it graded
 #   gpu-corpus every GPU corpus entry (adversarial and honest) on the real problems, without the slower harness tests
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
@@ -12,12 +13,14 @@
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
 #   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: point $SWEEP_OUT at the last file)
 #   sweep-v01  eager + torch.compile baselines of v0.1 levels 1-3 on $DEVICES (default: every visible GPU),
-#              compiling with $WORKERS processes; resumable: point $SWEEP_OUT at the file of the last run
+#              compiling with $WORKERS processes (COMPILE_SUITES="": eager only, v0.1's baseline; $CHUNK problems
+#              per child); resumable: point $SWEEP_OUT at the file of the last run
 #   pairing    the reference timed against itself in five arms of the paired loop, every trial kept (the tilt)
 #   stability  16 problems' eager medians measured again and again in one process, timed as the harness does
 #              (flush_queued) and as harness 0.1 did (device_synced) (#8)
 #   flush-overlap  side-stream GELUs that do not wait for the caller's stream, against the honest one (#8)
-#   repeat     the 12-problem v3 subset's baselines again, into $OUT/baselines_repeat_${TAG:-a}.jsonl (spread)
+#   repeat     a 12-problem subset's baselines again (REPEAT_SET=v3, the default, or v01), into
+#              $OUT/baselines_repeat_${REPEAT_SET}_${TAG:-a}.jsonl (run-to-run spread)
 #   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models, one per child; resumable like sweep-v01)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 set -uo pipefail
@@ -26,10 +29,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 for step in "$@"; do
     case $step in
-    gpu-tests) k="constant_zero_frobenius or side_stream_gelu or fault"  # the ones not yet seen passing first
-               timeout 240 python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -k "$k" -s -v \
-                   -p no:cacheprovider --timeout 200 --tb=short > "$OUT/gpu_tests_first.log" 2>&1
-               timeout 300 python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -k "not ($k)" -s -v \
+    gpu-tests) timeout "${TESTS_TIMEOUT:-540}" python -m pytest -m gpu tests/test_harness.py tests/test_anticheat.py -s -v \
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
     gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "corpus_gpu" -s -v \
                     -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_corpus.log" 2>&1 ;;
@@ -45,23 +45,34 @@ for step in "$@"; do
                   --max-seconds "${MAX_SECONDS:-480}" --chunk 4 --out "${SWEEP_OUT:-$OUT/baselines_h200_v3.jsonl}" \
                   > "$OUT/sweep_v3.log" 2>&1 ;;
     sweep-v01) timeout "${SWEEP_TIMEOUT:-550}" python -m kb_data.cli baselines measure --suite v0.1 --category level1 --category level2 \
-                   --category level3 --compile-suites v0.1 --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
-                   --compile-budget "${COMPILE_BUDGET:-240}" --max-seconds "${MAX_SECONDS:-470}" --chunk 4 \
+                   --category level3 --compile-suites "${COMPILE_SUITES-v0.1}" --device "${DEVICES:-auto}" --workers "${WORKERS:-48}" \
+                   --compile-budget "${COMPILE_BUDGET:-240}" --max-seconds "${MAX_SECONDS:-470}" --chunk "${CHUNK:-4}" \
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
     pairing) timeout "${PAIRING_TIMEOUT:-220}" python benchmarks/bench_harness.py pairing --repeats "${REPEATS:-3}" \
                --out "$OUT" > "$OUT/pairing.log" 2>&1 ;;
     flush-overlap) timeout 90 python benchmarks/bench_harness.py flush-overlap --out "$OUT" > "$OUT/flush_overlap.log" 2>&1 ;;
     stability) timeout "${STABILITY_TIMEOUT:-200}" python benchmarks/bench_harness.py stability --repeats "${REPEATS:-5}" \
                --out "$OUT" > "$OUT/stability.log" 2>&1 ;;
-    repeat) only=""
-            for p in 1_Square_matrix_multiplication_ 2_Standard_matrix_multiplication_ 9_Tall_skinny_matrix_multiplication_ \
-                     36_RMSNorm_ 40_LayerNorm 42_Max_Pooling_2D 63_conv_standard_2D__square_input__square_kernel; do
-                only="$only --only v3/level1/$p"; done
-            for p in 6_Conv3d_Softmax_MaxPool_MaxPool 17_Conv2d_InstanceNorm_Divide 37_Matmul_Swish_Sum_GroupNorm \
-                     52_Conv2d_Activation_BatchNorm 85_Conv2d_GroupNorm_Scale_MaxPool_Clamp; do
-                only="$only --only v3/level2/$p"; done
-            timeout "${REPEAT_TIMEOUT:-100}" python -m kb_data.cli baselines measure $only --compile-budget 50 --chunk 3 \
-                --max-seconds 90 --out "$OUT/baselines_repeat_${TAG:-a}.jsonl" > "$OUT/repeat_${TAG:-a}.log" 2>&1 ;;
+    repeat) only="" cs=v3  # $REPEAT_SET v3 (default; eager + torch.compile) or v01 (eager, v0.1's baseline)
+            if [ "${REPEAT_SET:-v3}" = v01 ]; then
+                cs=""
+                for p in 4_Matrix_vector_multiplication_ 12_Matmul_with_diagonal_matrices_ 21_Sigmoid 24_LogSoftmax \
+                         36_RMSNorm_ 59_conv_standard_3D__asymmetric_input__square_kernel 90_cumprod; do
+                    only="$only --only v0.1/level1/$p"; done
+                for p in 6_Conv3d_Softmax_MaxPool_MaxPool 14_Gemm_Divide_Sum_Scaling 37_Matmul_Swish_Sum_GroupNorm \
+                         48_Conv3d_Scaling_Tanh_Multiply_Sigmoid 53_Gemm_Scaling_Hardtanh_GELU; do
+                    only="$only --only v0.1/level2/$p"; done
+            else
+                for p in 1_Square_matrix_multiplication_ 2_Standard_matrix_multiplication_ 9_Tall_skinny_matrix_multiplication_ \
+                         36_RMSNorm_ 40_LayerNorm 42_Max_Pooling_2D 63_conv_standard_2D__square_input__square_kernel; do
+                    only="$only --only v3/level1/$p"; done
+                for p in 6_Conv3d_Softmax_MaxPool_MaxPool 17_Conv2d_InstanceNorm_Divide 37_Matmul_Swish_Sum_GroupNorm \
+                         52_Conv2d_Activation_BatchNorm 85_Conv2d_GroupNorm_Scale_MaxPool_Clamp; do
+                    only="$only --only v3/level2/$p"; done
+            fi
+            timeout "${REPEAT_TIMEOUT:-100}" python -m kb_data.cli baselines measure $only --compile-suites "$cs" --compile-budget 50 \
+                --chunk "${CHUNK:-3}" \
+                --max-seconds 90 --out "$OUT/baselines_repeat_${REPEAT_SET:-v3}_${TAG:-a}.jsonl" > "$OUT/repeat_${REPEAT_SET:-v3}_${TAG:-a}.log" 2>&1 ;;
     sweep-v01-l4) timeout "${SWEEP_TIMEOUT:-200}" python -m kb_data.cli baselines measure --suite v0.1 --category level4 \
                    --compile-suites "${COMPILE_SUITES-}" --workers "${WORKERS:-14}" --compile-budget "${COMPILE_BUDGET:-120}" \
                    --max-seconds "${MAX_SECONDS:-170}" --chunk 1 \

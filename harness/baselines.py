@@ -58,22 +58,38 @@ def read_rows(path) -> list[dict]:
 
 def run_to_run_spread(first: list[dict], second: list[dict], min_ms: float = 0.1) -> dict:
     """How far a second measurement of the same baselines moved: per problem measured `ok` in both (same GPU
-    key), the relative change of the eager and torch.compile medians and whether the chosen baseline flipped;
-    the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target)."""
-    a = {(r["problem_id"], r["gpu"]): r for r in first if r.get("status") == "ok"}
-    rows = []
+    key and timing method), the relative change of the eager and torch.compile medians and whether the chosen baseline flipped;
+    the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target), and
+    compares the two measurements' calibrations, where the rows have them."""
+    slot = lambda r: (r["problem_id"], r["gpu"], row_timing_method(r))
+    a = {slot(r): r for r in first if r.get("status") == "ok"}
+    rows, pairs = [], []
     for r in second:
-        key = (r["problem_id"], r["gpu"])
+        key = slot(r)
         if r.get("status") != "ok" or key not in a:
             continue
+        pairs.append((a[key], r))
         row = {"problem_id": key[0], "gpu": key[1], "choice": (a[key]["baseline_type"], r["baseline_type"])}
         for kind in ("eager", "compile"):
             x, y = a[key].get(f"{kind}_ms"), r.get(f"{kind}_ms")
             row[kind] = (x, y, y / x - 1 if x and y else None)
         rows.append(row)
-    summary = {"problems": len(rows), "flipped": sum(r["choice"][0] != r["choice"][1] for r in rows)}
+    summary = {"problems": len(rows), "flipped": sum(r["choice"][0] != r["choice"][1] for r in rows),
+               "calibration": _calibration_ratios(pairs)}
     for kind in ("eager", "compile"):
         diffs = [abs(r[kind][2]) for r in rows if r[kind][2] is not None and r[kind][0] > min_ms]
         summary[kind] = {"n": len(diffs), "median_abs": statistics.median(diffs) if diffs else None,
                          "max_abs": max(diffs, default=None), "under_3pct": sum(d < 0.03 for d in diffs)}
     return {"rows": sorted(rows, key=lambda r: r["problem_id"]), "summary": summary}
+
+
+def _calibration_ratios(pairs: list[tuple[dict, dict]]) -> dict:
+    """Per calibration figure, the median over row pairs that both carry one of second / first: how much slower
+    the second machine (or moment) was on the same fixed work. Empty when no pair has calibrations."""
+    ratios: dict[str, list[float]] = {}
+    for x, y in pairs:
+        cx, cy = x.get("calibration") or {}, y.get("calibration") or {}
+        for k in cx:
+            if cx.get(k) and cy.get(k):
+                ratios.setdefault(k, []).append(cy[k] / cx[k])
+    return {k: statistics.median(v) for k, v in ratios.items()}

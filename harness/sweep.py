@@ -129,10 +129,17 @@ def measure_chunk(job: dict) -> dict:
     from kb_data.harness.execute import (_first_lines, _input_sets, build_reference, measure_baseline,
                                          problem_degenerate_reason, use_gpu, versions)
 
+    from kb_data.harness.timing import calibrate
+
     device = torch.device(job["device"])
     out = {"rows": [], "versions": versions()}
     if device.type == "cuda":
         use_gpu(device, out)
+        try:
+            out["calibration"] = calibrate(device)
+        except Exception as e:  # a figure of the machine is worth less than the rows: they go on without it
+            out["calibration_error"] = f"{type(e).__name__}: {_first_lines(e, 2)}"
+        torch.cuda.empty_cache()
     for item in job["problems"]:
         pid, rules = item["problem_id"], item["rules"]
         row = {"problem_id": pid}
@@ -224,7 +231,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
                 compile_ms=r.get("compile_ms"), compile_p10_ms=r.get("compile_p10_ms"), compile_p90_ms=r.get("compile_p90_ms"),
                 compile_error=r.get("compile_error") or not_compiled.get(r["problem_id"]), baseline_ms=r.get("baseline_ms"), baseline_type=r.get("baseline_type"),
                 p10_ms=r.get("p10_ms"), p90_ms=r.get("p90_ms"), n_trials=r.get("n_trials"),
-                timing_method=timing_method(res.get("device") or "cpu"), level=lp.level, problem=lp.file,
+                timing_method=timing_method(res.get("device") or "cpu"), calibration=res.get("calibration"), level=lp.level, problem=lp.file,
                 problem_sha256=lp.sha256, harness_version=HARNESS_VERSION, problems_revision=rev,
                 measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), source="measured",
                 **{k: (res.get("versions") or {}).get(k) for k in ("torch_version", "cuda_version", "triton_version", "driver_version")})
@@ -264,6 +271,8 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
                                           for pid in part if pid not in got]
         res["device"] = device
         with lock:
+            if res.get("calibration_error"):
+                log(f"  calibration on {device}: {res['calibration_error']}; these rows go without one")
             record(rows, res)
 
     run_per_device(devices, [todo[i:i + chunk] for i in range(0, len(todo), chunk)], time_chunk, stop=out_of_time)
@@ -275,15 +284,18 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
 def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
     """Merge sweep output into the shipped data: `baselines_<gpu>.jsonl` (Baseline rows) and
     `problem_checks_<gpu>.jsonl` (the degenerate-problem evidence the sweep gathers on the side).
-    One row per problem: a problem measured again replaces its row (later files win); the rest stay.
-    Returns (baseline rows, check rows) written."""
+    One row per problem and timing method: a problem measured again the same way replaces its row (later files
+    win); a row of another method stays beside it (its times are another measurement, not an older copy of
+    this one: BaselineIndex.lookup picks by method). One check per problem, the most recently measured. Returns (baseline rows,
+    check rows) written."""
     from kb_data.builders.baselines import read_baseline_jsonl
-    from kb_data.harness.baselines import read_rows
+    from kb_data.harness.baselines import read_rows, row_timing_method
     from kb_data.builders.common import write_bytes_atomic
 
     key = gpu.lower()
     bpath, cpath = data_dir / f"baselines_{key}.jsonl", data_dir / f"problem_checks_{key}.jsonl"
-    baselines = {b.problem_id: b.to_row() for b in (read_baseline_jsonl(bpath) if bpath.exists() else [])}
+    slot = lambda row: (row["problem_id"], row_timing_method(row))
+    baselines = {slot(r): r for r in (b.to_row() for b in (read_baseline_jsonl(bpath) if bpath.exists() else []))}
     checks = {r["problem_id"]: r for r in read_rows(cpath)} if cpath.exists() else {}
     for path in sweep_files:
         for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
@@ -294,8 +306,9 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
             b = Baseline.from_row(row)  # refuses a malformed row, naming the field
             if b.gpu != gpu:
                 raise ValueError(f"{path}:{lineno}: a {b.gpu} row, not {gpu}")
-            baselines[b.problem_id] = b.to_row()
-            if b.status == "ok":
+            baselines[slot(b.to_row())] = b.to_row()
+            last = checks.get(b.problem_id, {}).get("measured_at") or ""
+            if b.status == "ok" and (b.measured_at or "") >= last:  # an older measurement shipped late keeps the newer check
                 checks[b.problem_id] = {
                     "problem_id": b.problem_id, "problem_sha256": b.problem_sha256, "gpu": gpu,
                     "degenerate": extra["degenerate_reason"] is not None, "degenerate_reason": extra["degenerate_reason"],

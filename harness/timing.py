@@ -227,6 +227,46 @@ def paired_ratio(subject: Timing, other: Timing) -> float | None:
     return statistics.median(ratios) if ratios else None
 
 
+# Fixed GPU work timed in every sweep chunk (the rows' `calibration`): the same H200 model lent on two days ran
+# the same problems 4-24% apart (BENCHMARKS.md, Run-to-run spread), so a stored median says little without
+# a figure of the machine that took it. One figure per resource a reference leans on.
+CALIBRATION_WORK = {
+    "gemm_ms": "float32 matmul, 4096 x 4096 by 4096 x 4096 (compute)",
+    "copy_ms": "device-to-device copy of 1 GiB (memory bandwidth)",
+    "launch_ms": "64 additions on a one-element tensor in one call (the host's kernel-launch rate)",
+}
+
+
+def calibrate(device, warmup_ms: float = 100.0, min_timed_ms: float = 50.0) -> dict | None:
+    """CALIBRATION_WORK timed as every reference is (Timer.run): {figure: median ms}; None off a GPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    gen = torch.Generator(device=device).manual_seed(0)
+    a, b = (torch.randn(4096, 4096, device=device, generator=gen) for _ in range(2))
+    src = torch.empty(1 << 28, dtype=torch.float32, device=device)
+    dst = torch.empty_like(src)
+    one = torch.zeros(1, device=device)
+    gemm_out = dst[:4096 * 4096].view(4096, 4096)
+
+    # the calls return nothing: the timer would copy their outputs for the late-write check
+    def gemm(_i):
+        torch.mm(a, b, out=gemm_out)
+
+    def copy(_i):
+        dst.copy_(src)
+
+    def adds(_i):
+        x = one
+        for _ in range(64):
+            x = x + 1
+
+    calls = {"gemm_ms": gemm, "copy_ms": copy, "launch_ms": adds}
+    timer = Timer(device)
+    return {name: timer.run(call, warmup=3, trials=10, warmup_ms=warmup_ms, min_timed_ms=min_timed_ms).median_ms
+            for name, call in calls.items()}
+
+
 def synchronize(device: torch.device) -> None:
     if torch.device(device).type == "cuda":
         _cuda_sync(device)

@@ -165,6 +165,9 @@ def cmd_baselines_spread(args) -> int:
         if k["n"]:
             print(f"  {kind}: median |diff| {100 * k['median_abs']:.1f}%, max {100 * k['max_abs']:.1f}%, "
                   f"under 3%: {k['under_3pct']}/{k['n']}")
+    if s["calibration"]:
+        print("calibration, second / first (median over the matched rows): "
+              + ", ".join(f"{k.removesuffix('_ms')} {v:.3f}" for k, v in s["calibration"].items()))
     return 0
 
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.1"  # 1.1: timing_method on baselines and run records
+SCHEMA_VERSION = "1.2"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected")
@@ -80,6 +80,9 @@ LIST_STR, LIST_I64 = pa.list_(pa.string()), pa.list_(pa.int64())
 TENSOR_SPEC = pa.struct([("name", STR), ("shape", LIST_I64), ("dtype", STR), ("generator", STR)])
 OUTPUT_SPEC = pa.struct([("shape", LIST_I64), ("dtype", STR)])
 TOLERANCE = pa.struct([("precision", STR), ("atol", F64), ("rtol", F64)])
+# Fixed GPU work timed next to a baseline (kb_data.harness.timing.CALIBRATION_WORK): medians from two machines
+# are comparable only as far as their calibrations agree.
+CALIBRATION = pa.struct([("gemm_ms", F64), ("copy_ms", F64), ("launch_ms", F64)])
 RULES = pa.struct([
     ("suite", STR),
     ("candidate_class", STR),        # ModelNew (KernelBench) or Model (v3)
@@ -240,6 +243,8 @@ class Baseline(Record):
     p90_ms: float = _f(F64)
     n_trials: int = _f(I64)
     timing_method: str = _f(STR, enum=TIMING_METHODS, doc=TIMING_METHOD_DOC)
+    calibration: dict = _f(CALIBRATION, doc="fixed GPU work timed the same way in the same process, just before "
+                           "(kb_data.harness.timing.CALIBRATION_WORK); null: not recorded (before 2026-12-01 or off a GPU)")
     level: int = _f(I64)
     problem: str = _f(STR, doc="upstream file name with .py")
     problem_sha256: str = _f(STR)

@@ -286,7 +286,8 @@ def test_baseline_sweep_goes_on_past_a_broken_reference_and_resumes(tmp_path):
     assert [r["problem_id"] for r in again] == ["v3/level1/23_Softmax"]
     assert len(out.read_text().splitlines()) == 3
 
-    # shipped: Baseline rows and the problem checks apart, one row per problem, a re-measure replaces its row
+    # shipped: Baseline rows and the problem checks apart, one row per problem and timing method, a re-measure
+    # the same way replaces its row, one of another method stays beside it
     from kb_data.builders.baselines import measured_baseline_rows
     from kb_data.harness.sweep import ship
 
@@ -304,6 +305,11 @@ def test_baseline_sweep_goes_on_past_a_broken_reference_and_resumes(tmp_path):
     redo.write_text(json.dumps(dict(json.loads(out.read_text().splitlines()[-1]), eager_ms=123.0)) + "\n")
     ship([redo], data, "CPU")
     assert {b.problem_id: b.eager_ms for b in measured_baseline_rows(data)}["v3/level1/23_Softmax"] == 123.0
+    older = tmp_path / "older.jsonl"  # the same problem timed another way (a GPU row of before the field existed)
+    older.write_text(json.dumps(dict(json.loads(redo.read_text()), eager_ms=7.0, timing_method="device_synced")) + "\n")
+    assert ship([older], data, "CPU") == (4, 2)
+    softmax = sorted((b.timing_method, b.eager_ms) for b in measured_baseline_rows(data) if b.problem_id == "v3/level1/23_Softmax")
+    assert softmax == [("device_synced", 7.0), ("perf_counter", 123.0)]
     with pytest.raises(ValueError, match="not H200"):
         ship([out], data, "H200")
 
@@ -622,3 +628,122 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     res = {"flags": [], "flag_details": {}}  # the CPU: no flush timed on a device
     execute._flush_check(timing.Timing([1.0], "cpu"), timing.Timing([1.0], "cpu"), res)
     assert res == {"flags": [], "flag_details": {}}
+
+
+def test_spread_compares_the_calibrations_of_the_two_measurements():
+    """Rows that carry a calibration (the sweep's fixed GPU work, timed in the chunk that measured them): the
+    spread's summary gives second / first for each figure, a median over the matched rows; rows without one, or
+    a figure missing on one side, add nothing; and a calibration with an unknown figure is refused by the schema."""
+    from kb_data.harness.baselines import run_to_run_spread
+    from kb_data.schema import Baseline, SchemaError
+
+    def row(pid, ms, cal):
+        return {"problem_id": pid, "gpu": "H200", "status": "ok", "eager_ms": ms, "compile_ms": None,
+                "baseline_type": "pytorch_eager", "calibration": cal}
+
+    first = [row("a", 1.0, {"gemm_ms": 2.0, "copy_ms": 0.5, "launch_ms": 0.2}), row("b", 2.0, None),
+             row("c", 3.0, {"gemm_ms": 2.0, "copy_ms": 0.5, "launch_ms": 0.2})]
+    second = [row("a", 1.2, {"gemm_ms": 2.4, "copy_ms": 0.5, "launch_ms": 0.3}),
+              row("b", 2.0, {"gemm_ms": 9.0, "copy_ms": 9.0, "launch_ms": 9.0}),
+              row("c", 3.3, {"gemm_ms": 2.2, "copy_ms": 0.55, "launch_ms": None})]
+    cal = run_to_run_spread(first, second, 0.0)["summary"]["calibration"]
+    assert cal == pytest.approx({"gemm_ms": 1.15, "copy_ms": 1.05, "launch_ms": 1.5})
+    assert run_to_run_spread(first, first, 0.0)["summary"]["calibration"] == {"gemm_ms": 1.0, "copy_ms": 1.0, "launch_ms": 1.0}
+    assert run_to_run_spread([row("a", 1.0, None)], [row("a", 1.0, None)], 0.0)["summary"]["calibration"] == {}
+    base = dict(problem_id="a", suite="v3", gpu="H200")
+    Baseline(**base, calibration={"gemm_ms": 2.0, "copy_ms": 0.5, "launch_ms": 0.2}).validate()
+    with pytest.raises(SchemaError, match=r"Baseline.calibration: unknown key\(s\) \['flops'\]"):
+        Baseline(**base, calibration={"gemm_ms": 2.0, "flops": 1.0}).validate()
+    assert timing.calibrate("cpu") is None  # the CPU's times are wall clock: no GPU figure to take
+
+
+LATE_GELU = '''
+import torch, torch.nn as nn
+class Model(nn.Module):
+    """Writes its output on a private stream that the caller's stream never waits for: forward returns (and the
+    end event is recorded) while the write is still ~0.1 ms away."""
+    def __init__(self):
+        super().__init__()
+        self.side = torch.cuda.Stream()
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            torch.cuda._sleep(1_000_000)
+            out.copy_(torch.nn.functional.gelu(x))
+        return out
+'''
+
+FLUSH_GELU = '''
+import torch, torch.nn as nn
+class Model(nn.Module):
+    """Copies 2 GiB on a private stream that does not wait for the caller's (so it runs during the harness's L2
+    flush), then computes GELU there; the caller's stream waits for it: the output is complete at the end event."""
+    def __init__(self):
+        super().__init__()
+        self.side = torch.cuda.Stream()
+        self.src = torch.empty(1 << 28, device="cuda")
+        self.dst = torch.empty_like(self.src)
+    def forward(self, x):
+        with torch.cuda.stream(self.side):
+            self.dst.copy_(self.src)
+            self.dst.copy_(self.src)
+            y = torch.nn.functional.gelu(x)
+        torch.cuda.current_stream().wait_stream(self.side)
+        return y
+'''
+
+
+def _time_on_gpu(code: str, monkeypatch, flush_bytes: int | None = None) -> dict:
+    """`execute.time_candidate` on the GPU, paired with the eager reference of the GELU problem: the flags it set."""
+    from kb_data.harness import execute
+    from kb_data.problems import exec_problem_code
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    if flush_bytes is not None:
+        monkeypatch.setattr(timing, "L2_FLUSH_BYTES", flush_bytes)
+    problem = ProblemSet().load(GELU)
+    device = torch.device("cuda:0")
+    mod = exec_problem_code(problem.code, problem.problem_id)
+    ref = execute.build_reference(mod, problem.rules, device, 0)
+    cand = execute.load_submission(code, "candidate").Model().to(device)
+    res = {"flags": [], "flag_details": {}}
+    execute.time_candidate(mod, ref, cand, problem.rules, device, 1e-3, 1e-3, res, {"trials": 20, "warmup": 2},
+                           pair=True)
+    print(f"flags {res['flags']} details {res['flag_details']}", flush=True)
+    return res
+
+
+@pytest.mark.gpu
+def test_a_late_output_write_in_the_timed_calls_is_side_stream_work(monkeypatch):
+    """The outputs copied on the caller's stream right after the end event differ from the outputs after the sync:
+    the submission's work ran outside the timed interval (timing.Timer._timed, execute.time_candidate)."""
+    res = _time_on_gpu(LATE_GELU, monkeypatch)
+    assert "side_stream_work" in res["flags"] and "after forward returned" in res["flag_details"]["side_stream_work"]
+    assert "stale_output" not in res["flags"]  # after the sync every output was right
+    honest = _time_on_gpu(HONEST_GELU, monkeypatch)
+    assert honest["flags"] == [], honest
+
+
+@pytest.mark.gpu
+def test_work_run_during_the_l2_flush_is_side_stream_work(monkeypatch):
+    """A flush of 2 GiB (about 0.5 ms on the H200) leaves the host ample time to launch the submission's copies
+    while it runs, whatever the host's speed: sharing the memory bandwidth, they slow the flush ahead of the
+    submission's calls past the one ahead of the reference's, and time_candidate flags it."""
+    res = _time_on_gpu(FLUSH_GELU, monkeypatch, flush_bytes=2 << 30)
+    flush = res["flag_details"]["flush_ms"]
+    assert "side_stream_work" in res["flags"] and "L2 flush" in res["flag_details"]["side_stream_work"]
+    assert flush["candidate"] > 1.1 * flush["reference"], flush
+    honest = _time_on_gpu(HONEST_GELU, monkeypatch, flush_bytes=2 << 30)
+    assert honest["flags"] == [], honest
+
+
+@pytest.mark.gpu
+def test_calibration_times_the_fixed_work_within_the_gpus_limits():
+    """timing.calibrate on the GPU: one median per figure, each no faster than the hardware allows (the copy moves
+    2 GiB: at most ~4.8 TB/s on an H200, so over 0.4 ms; 64 dependent kernels take over 64 x 0.8 us)."""
+    cal = timing.calibrate("cuda:0") if torch.cuda.is_available() else pytest.skip("needs a CUDA GPU")
+    print(f"calibration {cal}", flush=True)
+    assert set(cal) == set(timing.CALIBRATION_WORK)
+    assert cal["copy_ms"] > 0.4 and cal["launch_ms"] > 0.05 and 0.2 < cal["gemm_ms"] < 50
