@@ -677,11 +677,12 @@ class Model(nn.Module):
 FLUSH_GELU = '''
 import torch, torch.nn as nn
 class Model(nn.Module):
-    """Copies 2 GiB on a private stream that does not wait for the caller's (so it runs during the harness's L2
-    flush), then computes GELU there; the caller's stream waits for it: the output is complete at the end event."""
+    """Copies 2 GiB on a private high-priority stream that does not wait for the caller's (so it runs during the
+    harness's L2 flush, its blocks dispatched ahead of the flush's), then computes GELU there; the caller's stream
+    waits for it: the output is complete at the end event."""
     def __init__(self):
         super().__init__()
-        self.side = torch.cuda.Stream()
+        self.side = torch.cuda.Stream(priority=-1)
         self.src = torch.empty(1 << 28, device="cuda")
         self.dst = torch.empty_like(self.src)
     def forward(self, x):
@@ -729,8 +730,9 @@ def test_a_late_output_write_in_the_timed_calls_is_side_stream_work(monkeypatch)
 @pytest.mark.gpu
 def test_work_run_during_the_l2_flush_is_side_stream_work(monkeypatch):
     """A flush of 2 GiB (about 0.5 ms on the H200) leaves the host ample time to launch the submission's copies
-    while it runs, whatever the host's speed: sharing the memory bandwidth, they slow the flush ahead of the
-    submission's calls past the one ahead of the reference's, and time_candidate flags it."""
+    while it runs, whatever the host's speed: dispatched first and sharing the memory bandwidth, they slow the flush
+    ahead of the submission's calls past the one ahead of the reference's, and time_candidate flags it. (On a stream
+    of the default priority the same copies waited for the flush's blocks: 0.488 against 0.469 ms, H200 2026-12-01.)"""
     res = _time_on_gpu(FLUSH_GELU, monkeypatch, flush_bytes=2 << 30)
     flush = res["flag_details"]["flush_ms"]
     assert "side_stream_work" in res["flags"] and "L2 flush" in res["flag_details"]["side_stream_work"]
