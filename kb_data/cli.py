@@ -242,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("second", type=Path, help="baseline JSONL measured again (e.g. `measure --only ...` in a later call)")
     p.add_argument("--min-ms", type=float, default=0.1, help="summarise problems whose first median is over this")
     p.set_defaults(func=cmd_baselines_spread)
-    p = bsub.add_parser("ship", help="merge `measure` output into the package's shipped rows (one row per problem)")
+    p = bsub.add_parser("ship", help="merge `measure` output into the package's shipped rows (one row per problem and timing method)")
     p.add_argument("files", nargs="+", type=Path, help="JSONL files written by `kb baselines measure` (later ones win)")
     p.add_argument("--gpu-key", required=True, help="the rows' GPU key, e.g. H200")
     p.add_argument("--data-dir", type=Path, default=DATA_DIR)

@@ -496,6 +496,24 @@ def test_run_to_run_spread_of_the_h200_repeat():
     assert same["eager"]["max_abs"] == 0 and same["flipped"] == 0
 
 
+def test_run_to_run_spread_of_the_v01_repeat_with_calibrations():
+    """The shipped v0.1 `flush_queued` rows (the sweep of 2026-12-01) against the 12-problem repeat of a later call on
+    the same machine: the medians and the calibrations agree (BENCHMARKS.md, Run-to-run spread); the rows of the
+    other timing method are not matched at all."""
+    from kb_data.harness.baselines import read_rows, run_to_run_spread
+    from kb_data.paths import CHECKOUT, DATA_DIR
+
+    shipped = read_rows(DATA_DIR / "baselines_h200.jsonl")
+    repeat = read_rows(CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_v01_s6c3_2026-12-01.jsonl")
+    res = run_to_run_spread(shipped, repeat)
+    s = res["summary"]
+    assert s["problems"] == 12 and s["flipped"] == 0 and s["eager"]["n"] == 11  # 12_Matmul_with_diagonal: 0.054 ms
+    assert s["eager"]["under_3pct"] == 11 and round(s["eager"]["median_abs"], 3) == 0.001 and s["compile"]["n"] == 0
+    assert round(s["calibration"]["copy_ms"], 3) == 1.0 and round(s["calibration"]["gemm_ms"], 3) == 0.996
+    old = [r for r in shipped if r["suite"] == "v0.1" and r.get("timing_method") == "device_synced"]
+    assert len(old) == 266 and run_to_run_spread(old, repeat)["summary"]["problems"] == 0
+
+
 def test_kb_baselines_measure_then_spread_from_the_command_line(tmp_path, capsys):
     """The CLI end to end on CPU: `measure` (default --device auto: the CPU here) writes a row per problem,
     a second `measure` into another file repeats them, and `spread` compares the two."""
