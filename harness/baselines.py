@@ -58,8 +58,8 @@ def read_rows(path) -> list[dict]:
 
 def run_to_run_spread(first: list[dict], second: list[dict], min_ms: float = 0.1) -> dict:
     """How far a second measurement of the same baselines moved: per problem measured `ok` in both (same GPU
-    key and timing method), the relative change of the eager and torch.compile medians and whether the chosen baseline flipped;
-    the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target), and
+    key and timing method), the relative change of the eager and torch.compile medians and whether the chosen
+    baseline flipped; the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target), and
     compares the two measurements' calibrations, where the rows have them."""
     slot = lambda r: (r["problem_id"], r["gpu"], row_timing_method(r))
     a = {slot(r): r for r in first if r.get("status") == "ok"}

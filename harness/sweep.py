@@ -128,7 +128,6 @@ def measure_chunk(job: dict) -> dict:
     from kb_data.problems import exec_problem_code
     from kb_data.harness.execute import (_first_lines, _input_sets, build_reference, measure_baseline,
                                          problem_degenerate_reason, use_gpu, versions)
-
     from kb_data.harness.timing import calibrate
 
     device = torch.device(job["device"])
@@ -286,8 +285,8 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
     `problem_checks_<gpu>.jsonl` (the degenerate-problem evidence the sweep gathers on the side).
     One row per problem and timing method: a problem measured again the same way replaces its row (later files
     win); a row of another method stays beside it (its times are another measurement, not an older copy of
-    this one: BaselineIndex.lookup picks by method). One check per problem, the most recently measured. Returns (baseline rows,
-    check rows) written."""
+    this one: BaselineIndex.lookup picks by method). One check per problem, the most recently measured.
+    Returns (baseline rows, check rows) written."""
     from kb_data.builders.baselines import read_baseline_jsonl
     from kb_data.harness.baselines import read_rows, row_timing_method
     from kb_data.builders.common import write_bytes_atomic

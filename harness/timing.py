@@ -227,8 +227,8 @@ def paired_ratio(subject: Timing, other: Timing) -> float | None:
     return statistics.median(ratios) if ratios else None
 
 
-# Fixed GPU work timed in every sweep chunk (the rows' `calibration`): the same H200 model lent on two days ran
-# the same problems 4-24% apart (BENCHMARKS.md, Run-to-run spread), so a stored median says little without
+# Fixed GPU work timed in every sweep chunk (the rows' `calibration`): H200 machines lent on one day ran the same
+# problems 4-24% apart (BENCHMARKS.md, Run-to-run spread), so a stored median says little without
 # a figure of the machine that took it. One figure per resource a reference leans on.
 CALIBRATION_WORK = {
     "gemm_ms": "float32 matmul, 4096 x 4096 by 4096 x 4096 (compute)",
