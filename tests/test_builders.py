@@ -296,3 +296,22 @@ def test_gpu_evidence_attaches_only_to_the_code_it_was_measured_on(tmp_path):
     (edited / "40_LayerNorm.py").write_text((real / "v3" / "level1" / "40_LayerNorm.py").read_text() + "\n# edited\n")
     (row,) = pb.collect_rows("v3", tmp_path / "problems", cache=False)
     assert row.degenerate is None  # evidence about another version of the file is not reused
+
+
+def test_shipped_h200_split_loads_with_one_row_per_problem_and_timing_method(tmp_path):
+    """The built H200 split through the real `datasets`: rows of the two timing methods side by side, never two of
+    one method for a problem; filtering on `timing_method` gives each suite's problems once, and the calibration
+    struct survives Parquet with its nulls (rows measured before it existed)."""
+    from datasets import load_dataset
+
+    bb.build_baselines(bb.measured_baseline_rows(), tmp_path / "bl")
+    ds = load_dataset(str(tmp_path / "bl"), split="H200")
+    keys = Counter(zip(ds["problem_id"], ds["timing_method"]))
+    assert keys and max(keys.values()) == 1
+    current = ds.filter(lambda r: r["timing_method"] == "flush_queued")
+    by_suite = Counter(current["suite"])
+    assert by_suite["v3"] == 60 and by_suite["v0.1"] >= 250
+    assert Counter(ds["timing_method"]) == {"flush_queued": len(current), "device_synced": len(ds) - len(current)}
+    cal = [c for c in current["calibration"] if c is not None]
+    assert len(cal) >= 250 and all(set(c) == {"gemm_ms", "copy_ms", "launch_ms"} and c["copy_ms"] > 0.4 for c in cal)
+    assert all(c is None for c in ds.filter(lambda r: r["timing_method"] == "device_synced")["calibration"])
