@@ -3,8 +3,9 @@
 Compilation is CPU work and parallel; timing is GPU work and exclusive. So the sweep runs in
 two phases: (1) worker processes compile every reference in parallel, which fills the on-disk
 Inductor/Triton caches; (2) isolated children time the problems one at a time on a quiet GPU,
-recompiling from those caches. Rows are appended to a JSONL file as they are measured, so a
-re-run measures only what is missing; a problem that fails still gets a row saying why.
+recompiling from those caches. Each child first times a fixed calibration (timing.calibrate), which its
+rows carry, so that medians from two machines can be set side by side. Rows are appended to a JSONL file as
+they are measured, so a re-run measures only what is missing; a problem that fails still gets a row saying why.
 """
 from __future__ import annotations
 
