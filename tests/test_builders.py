@@ -315,3 +315,19 @@ def test_shipped_h200_split_loads_with_one_row_per_problem_and_timing_method(tmp
     cal = [c for c in current["calibration"] if c is not None]
     assert len(cal) >= 250 and all(set(c) == {"gemm_ms", "copy_ms", "launch_ms"} and c["copy_ms"] > 0.4 for c in cal)
     assert all(c is None for c in ds.filter(lambda r: r["timing_method"] == "device_synced")["calibration"])
+
+
+def test_built_files_get_the_mode_of_a_file_opened_for_writing(tmp_path):
+    """The atomic writers go through a temp file, which mkstemp makes 0600; a built dataset's files must come out
+    as any new file would (0644 under the usual umask), or nobody but their owner can read a shared build."""
+    import stat
+
+    from kb_data.builders.common import FILE_MODE
+
+    bb.build_baselines([_baseline()], tmp_path / "bl")
+    files = [f for f in (tmp_path / "bl").rglob("*") if f.is_file()]
+    assert {f.suffix for f in files} >= {".md", ".parquet"}
+    assert {stat.S_IMODE(f.stat().st_mode) for f in files} == {FILE_MODE}
+    with open(tmp_path / "plain", "wb"):
+        pass
+    assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == FILE_MODE
