@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from kb_data.paths import CARDS_DIR
 from kb_data.schema import SCHEMA_VERSION, Record, SchemaError, to_table
+from kb_data.store import FILE_MODE, write_bytes_atomic  # noqa: F401  (the builders' writer too)
 
 PROBLEMS = "kernelbench-v3-problems"
 BASELINES = "kernelbench-v3-baselines"
@@ -141,27 +142,6 @@ def records_table(records: list[Record], record_type: type[Record]) -> pa.Table:
 
 
 # ---------------------------------------------------------------------------- files
-
-# The mode open() would give a new file; mkstemp makes its temp files 0600, which would leave built datasets and
-# shipped data readable by their owner only.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-FILE_MODE = 0o666 & ~_UMASK
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
 
 def write_parquet(table: pa.Table, path: Path) -> None:
     """Write with the fixed options (temp file + os.replace)."""

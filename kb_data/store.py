@@ -279,7 +279,16 @@ def tree_id(tree: dict[str, dict]) -> str:
     return hashlib.sha256(_canonical({p: t["sha256"] for p, t in sorted(tree.items())})).hexdigest()[:40]
 
 
-def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+# The mode open() would give a new file: mkstemp makes its temp files 0600, which would leave built datasets,
+# shipped data and a shared store readable by their owner only.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
+
+
+def write_bytes_atomic(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Write `data` to `path` through a synced temp file in the same folder and os.replace: readers see the old
+    file or the new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -287,8 +296,7 @@ def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -411,7 +419,7 @@ class LocalStore(Store):
         commit = tree_id(tree)
         cpath = ddir / "commits" / f"{commit}.json"
         if not cpath.exists():
-            _write_atomic(cpath, json.dumps({"id": commit, "tree": dict(sorted(tree.items())), "message": message},
+            write_bytes_atomic(cpath, json.dumps({"id": commit, "tree": dict(sorted(tree.items())), "message": message},
                                             indent=1, sort_keys=True).encode())
         with _locked(ddir / ".lock"):
             refs = self._read_refs(name)
@@ -463,7 +471,7 @@ class LocalStore(Store):
         if not updates:
             return
         ddir = self._dir(name)
-        _write_atomic(ddir / "refs.json", json.dumps(refs, indent=1, sort_keys=True).encode())
+        write_bytes_atomic(ddir / "refs.json", json.dumps(refs, indent=1, sort_keys=True).encode())
         with open(ddir / "log.jsonl", "a", encoding="utf-8") as f:
             for ref, old, new in updates:
                 f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "ref": ref,
@@ -490,7 +498,7 @@ class LocalStore(Store):
         sha = hashlib.sha256(data).hexdigest()
         dst = self._dir(name) / "objects" / sha
         if not dst.exists():
-            _write_atomic(dst, data, mode=0o444)
+            write_bytes_atomic(dst, data, mode=0o444)
         return {"sha256": sha, "size": len(data)}
 
     # --- reading
