@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from kb_data.paths import CARDS_DIR
 from kb_data.schema import SCHEMA_VERSION, Record, SchemaError, to_table
-from kb_data.store import FILE_MODE, write_bytes_atomic  # noqa: F401  (the builders' writer too)
+from kb_data.store import atomic_target, write_bytes_atomic  # noqa: F401  (write_bytes_atomic: the builders' writer too)
 
 PROBLEMS = "kernelbench-v3-problems"
 BASELINES = "kernelbench-v3-baselines"
@@ -144,18 +144,9 @@ def records_table(records: list[Record], record_type: type[Record]) -> pa.Table:
 # ---------------------------------------------------------------------------- files
 
 def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write with the fixed options (temp file + os.replace)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    """Write with the fixed options, atomically (kb_data.store.atomic_target)."""
+    with atomic_target(path) as tmp:
         pq.write_table(table, tmp, **PARQUET_OPTIONS)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def sha256_file(path: Path) -> str:

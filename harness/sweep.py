@@ -306,7 +306,8 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
             b = Baseline.from_row(row)  # refuses a malformed row, naming the field
             if b.gpu != gpu:
                 raise ValueError(f"{path}:{lineno}: a {b.gpu} row, not {gpu}")
-            baselines[slot(b.to_row())] = b.to_row()
+            measured = b.to_row()
+            baselines[slot(measured)] = measured
             last = checks.get(b.problem_id, {}).get("measured_at") or ""
             if b.status == "ok" and (b.measured_at or "") >= last:  # an older measurement shipped late keeps the newer check
                 checks[b.problem_id] = {

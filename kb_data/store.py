@@ -286,22 +286,29 @@ os.umask(_UMASK)
 FILE_MODE = 0o666 & ~_UMASK
 
 
-def write_bytes_atomic(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Write `data` to `path` through a synced temp file in the same folder and os.replace: readers see the old
-    file or the new one, never a part."""
+@contextlib.contextmanager
+def atomic_target(path: Path, mode: int = FILE_MODE) -> Iterator[Path]:
+    """A temp file beside `path` to write to: when the block ends it gets `mode` and replaces `path` (readers see
+    the old file or the new one, never a part); when the block raises it is removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        yield Path(tmp)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_bytes_atomic(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Write `data` to `path` through a synced temp file (atomic_target)."""
+    with atomic_target(path, mode) as tmp, open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 @contextlib.contextmanager

@@ -322,7 +322,7 @@ def test_built_files_get_the_mode_of_a_file_opened_for_writing(tmp_path):
     as any new file would (0644 under the usual umask), or nobody but their owner can read a shared build."""
     import stat
 
-    from kb_data.builders.common import FILE_MODE
+    from kb_data.store import FILE_MODE
 
     bb.build_baselines([_baseline()], tmp_path / "bl")
     files = [f for f in (tmp_path / "bl").rglob("*") if f.is_file()]
