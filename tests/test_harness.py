@@ -767,3 +767,25 @@ def test_calibration_times_the_fixed_work_within_the_gpus_limits():
     print(f"calibration {cal}", flush=True)
     assert set(cal) == set(timing.CALIBRATION_WORK)
     assert cal["copy_ms"] > 0.4 and cal["launch_ms"] > 0.05 and 0.2 < cal["gemm_ms"] < 50
+
+
+def test_baseline_figures_of_the_sixth_sessions_rows():
+    """benchmarks/baseline_figures.py on the raw rows of 2026-12-01, the figures BENCHMARKS.md quotes from it: the
+    calibration over the 40 chunks, v0.1's new / old eager medians, and its degenerate count."""
+    import subprocess
+    import sys
+
+    from kb_data.paths import CHECKOUT
+
+    res = CHECKOUT / "benchmarks" / "results"
+    run = lambda *a: subprocess.run([sys.executable, str(CHECKOUT / "benchmarks" / "baseline_figures.py"), *map(str, a)],
+                                    capture_output=True, text=True, check=True).stdout
+    cal = run("calibration", *(res / f"h200_baselines_{n}_2026-12-01.jsonl"
+                               for n in ("v01_s6", "repeat_v3_s6c1", "repeat_v01_s6c3", "v01_l4_s6")))
+    assert "40 chunks with a calibration in 4 file(s)" in cal
+    assert "copy_ms    min 0.5043  median 0.5045  max 0.5048  max/min 1.001" in cal
+    assert "gemm_ms    min 2.6755  median 2.6853  max 2.7349  max/min 1.022" in cal
+    methods = run("methods", res / "h200_baselines_v01_s6_2026-12-01.jsonl", res / "h200_baselines_v01_2026-11-29.jsonl")
+    assert "250 problems in both" in methods and "[1.0, 10.0) ms: n=162  median 0.968" in methods
+    assert "[10.0, inf) ms: n=84  median 0.985" in methods
+    assert run("degenerate", res / "h200_baselines_v01_s6_2026-12-01.jsonl").startswith("39 of 250 degenerate")
