@@ -305,11 +305,17 @@ def test_baseline_sweep_goes_on_past_a_broken_reference_and_resumes(tmp_path):
     redo.write_text(json.dumps(dict(json.loads(out.read_text().splitlines()[-1]), eager_ms=123.0)) + "\n")
     ship([redo], data, "CPU")
     assert {b.problem_id: b.eager_ms for b in measured_baseline_rows(data)}["v3/level1/23_Softmax"] == 123.0
-    older = tmp_path / "older.jsonl"  # the same problem timed another way (a GPU row of before the field existed)
-    older.write_text(json.dumps(dict(json.loads(redo.read_text()), eager_ms=7.0, timing_method="device_synced")) + "\n")
+    # the same problem timed another way, and earlier (a GPU row of before the field existed), shipped late: its
+    # row goes beside the newer one, and its degenerate evidence does not replace the newer measurement's
+    older = tmp_path / "older.jsonl"
+    older.write_text(json.dumps(dict(json.loads(redo.read_text()), eager_ms=7.0, timing_method="device_synced",
+                                     measured_at="2026-01-01T00:00:00+00:00",
+                                     degenerate_reason="the reference output is constant")) + "\n")
     assert ship([older], data, "CPU") == (4, 2)
     softmax = sorted((b.timing_method, b.eager_ms) for b in measured_baseline_rows(data) if b.problem_id == "v3/level1/23_Softmax")
     assert softmax == [("device_synced", 7.0), ("perf_counter", 123.0)]
+    checks = {c["problem_id"]: c for c in map(json.loads, (data / "problem_checks_cpu.jsonl").read_text().splitlines())}
+    assert checks["v3/level1/23_Softmax"]["degenerate"] is False
     with pytest.raises(ValueError, match="not H200"):
         ship([out], data, "H200")
 
@@ -757,6 +763,20 @@ def test_work_run_during_the_l2_flush_is_side_stream_work(monkeypatch):
     assert flush["candidate"] > 1.1 * flush["reference"], flush
     honest = _time_on_gpu(HONEST_GELU, monkeypatch, flush_bytes=2 << 30)
     assert honest["flags"] == [], honest
+
+
+@pytest.mark.gpu
+def test_sweep_rows_on_the_gpu_carry_their_chunks_calibration(tmp_path):
+    """Every row a GPU sweep writes carries the calibration its chunk timed first (harness.sweep.measure_chunk)."""
+    from kb_data.harness.sweep import sweep
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    rows = sweep([GELU, "v3/level1/23_Softmax"], tmp_path / "b.jsonl", device="cuda:0", compile_suites=(), chunk=2,
+                 log=lambda *_: None)
+    print(f"calibrations {[r['calibration'] for r in rows]}", flush=True)
+    assert len(rows) == 2 and rows[0]["calibration"] == rows[1]["calibration"]
+    assert set(rows[0]["calibration"]) == set(timing.CALIBRATION_WORK) and rows[0]["calibration"]["copy_ms"] > 0.4
 
 
 @pytest.mark.gpu
