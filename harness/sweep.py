@@ -3,7 +3,7 @@
 Compilation is CPU work and parallel; timing is GPU work and exclusive. So the sweep runs in
 two phases: (1) worker processes compile every reference in parallel, which fills the on-disk
 Inductor/Triton caches; (2) isolated children time the problems one at a time on a quiet GPU,
-recompiling from those caches. Each child first times a fixed calibration (timing.calibrate), which its
+recompiling from those caches and choosing each kernel's config there (no_cached_autotune_winners). Each child first times a fixed calibration (timing.calibrate), which its
 rows carry, so that medians from two machines can be set side by side. Rows are appended to a JSONL file as
 they are measured, so a re-run measures only what is missing; a problem that fails still gets a row saying why.
 """
@@ -23,6 +23,17 @@ from kb_data.schema import Baseline
 from kb_data.harness.worker import context, device_lock, run_isolated, run_per_device
 
 
+def no_cached_autotune_winners() -> None:
+    """Inductor times a kernel's candidate configs on its first call (a reduction has up to six) and by default
+    stores the winner on disk beside the kernel, for every later process to reuse. Phase 1 times them on a GPU that
+    every compile worker shares, so a stored winner is a pick made under contention, and phase 2 would time that.
+    Off, each timing child picks again on its own quiet GPU. Both phases must set it: the setting is written into
+    the generated code, and the FX graph cache that phase 2 loads it from does not key on it."""
+    import torch._inductor.config as inductor_config
+
+    inductor_config.autotune_local_cache = False
+
+
 def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple[str, float, str | None]:
     """Phase 1 (in a pool process): compile the reference once so phase 2 finds it in the caches."""
     import torch
@@ -35,6 +46,7 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
         import torch._inductor.config as inductor_config
 
         inductor_config.compile_threads = 1  # the pool already runs one compile per core
+        no_cached_autotune_winners()
         torch.cuda.set_device(torch.device(device))
         mod = exec_problem_code(code, problem_id)
         ref = build_reference(mod, rules, device, 0)
@@ -133,6 +145,7 @@ def measure_chunk(job: dict) -> dict:
 
     device = torch.device(job["device"])
     out = {"rows": [], "versions": versions()}
+    no_cached_autotune_winners()
     if device.type == "cuda":
         use_gpu(device, out)
         try:

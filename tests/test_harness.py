@@ -780,6 +780,43 @@ def test_sweep_rows_on_the_gpu_carry_their_chunks_calibration(tmp_path):
 
 
 @pytest.mark.gpu
+def test_the_sweep_leaves_no_autotune_winner_for_the_timing_to_reuse(tmp_path):
+    """Inductor stores the config it timed fastest beside each kernel; a plain torch.compile of 40_LayerNorm does
+    (the control). The sweep compiles it in phase 1 on a shared GPU and times it in phase 2: neither phase may
+    store a winner, so phase 2 chooses again on its quiet GPU (harness.sweep.no_cached_autotune_winners)."""
+    import os
+    import subprocess
+    import sys
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    pid = "v3/level1/40_LayerNorm"
+    control = (
+        "import torch\n"
+        "from kb_data.problems import ProblemSet, exec_problem_code\n"
+        "from kb_data.harness.execute import build_reference, make_inputs\n"
+        f"p = ProblemSet().load({pid!r}); mod = exec_problem_code(p.code, p.problem_id)\n"
+        "ref = build_reference(mod, p.rules, 'cuda:0', 0); f = torch.compile(ref, mode=p.rules['compile_mode'])\n"
+        "x = make_inputs(mod, 0, 'cuda:0')\n"
+        "with torch.no_grad():\n    [f(*x) for _ in range(3)]\n"
+        "torch.cuda.synchronize()\n")
+    swept = (
+        "from kb_data.harness.sweep import sweep\n"
+        f"rows = sweep([{pid!r}], {str(tmp_path / 'b.jsonl')!r}, device='cuda:0', compile_suites=('v3',), workers=1,"
+        " chunk=1, log=lambda *_: None)\n"
+        "assert rows[0]['compile_ms'] is not None, rows\n")
+    winners = {}
+    for name, script in (("control", control), ("sweep", swept)):
+        cache = tmp_path / f"inductor-{name}"
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), TRITON_CACHE_DIR=str(tmp_path / f"triton-{name}"))
+        subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300)
+        winners[name] = sorted(p.name for p in cache.rglob("*.best_config"))
+    print(f"stored winners {winners}", flush=True)
+    assert winners["control"], "the control stored no winner: 40_LayerNorm no longer autotunes; pick another problem"
+    assert winners["sweep"] == []
+
+
+@pytest.mark.gpu
 def test_calibration_times_the_fixed_work_within_the_gpus_limits():
     """timing.calibrate on the GPU: one median per figure, each no faster than the hardware allows (the copy moves
     2 GiB: at most ~4.8 TB/s on an H200, so over 0.4 ms; 64 dependent kernels take over 64 x 0.8 us)."""
