@@ -31,6 +31,11 @@
         graded beside the reference, the flush's GPU time ahead of their calls against ahead of the reference's
         (execute._flush_check), and the GPU
         timeline of one profiled timed call of each.
+    python benchmarks/bench_harness.py host [--repeats 10]
+        how the host's pace moves from one process to the next (the sweep times each chunk in a fresh child): fresh
+        processes, --repeats left to the scheduler and one pinned to each CPU, each timing the calibration, the host
+        cost of a kernel launch, a pure-Python loop, and two host-sensitive references (63_conv_standard_2D eager,
+        40_LayerNorm under torch.compile), with the CPUs it ran on.
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
@@ -462,6 +467,67 @@ def flush_overlap(args) -> dict:
     _write(args.out, "bench_harness_flush_overlap.json", out)
     return out
 
+HOST_PROBE = r"""
+import json, os, statistics, sys, time
+cpus = json.loads(sys.argv[1])
+if cpus:
+    os.sched_setaffinity(0, cpus)
+ran_on = set()
+def where():
+    with open("/proc/self/stat") as f:
+        ran_on.add(int(f.read().rsplit(")", 1)[1].split()[36]))  # field 39: the CPU it last ran on
+t0 = time.perf_counter(); sum(range(3_000_000)); py_ms = (time.perf_counter() - t0) * 1e3
+where()
+import torch
+from kb_data.harness import execute, timing
+from kb_data.problems import ProblemSet, exec_problem_code
+device = torch.device("cuda:0")
+execute.use_gpu(device, {"versions": {}})
+out = {"allowed": sorted(os.sched_getaffinity(0)), "py_loop_ms": py_ms, "calibration": timing.calibrate(device)}
+x = torch.zeros(1, device=device)
+for _ in range(3):
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        y = x + 1
+    out.setdefault("launch_us", []).append((time.perf_counter() - t0) * 1e3)
+    torch.cuda.synchronize(); where()
+out["launch_us"] = min(out["launch_us"])
+for pid, compiled in (("v3/level1/63_conv_standard_2D__square_input__square_kernel", False), ("v3/level1/40_LayerNorm", True)):
+    p = ProblemSet().load(pid); mod = exec_problem_code(p.code, pid)
+    model = execute.build_reference(mod, p.rules, device, 0)
+    if compiled:
+        model = torch.compile(model, mode=p.rules["compile_mode"])
+    rot = execute.RotatingInputs(mod, p.rules, device, {})
+    t = execute.time_model(model, rot, p.rules, device, {})
+    out[pid.split("/")[-1][:24] + ("/compile" if compiled else "/eager")] = [t.median_ms, t.p10_ms, t.p90_ms]
+    where()
+out["ran_on"] = sorted(ran_on)
+print("RESULT " + json.dumps(out))
+"""
+
+
+def host(args) -> dict:
+    """Fresh processes, as the sweep's chunks get: --repeats left to the scheduler, then one pinned to each CPU."""
+    import os
+
+    arms = [("free", []) for _ in range(args.repeats)] + [(f"cpu{c}", [c]) for c in sorted(os.sched_getaffinity(0))]
+    runs = []
+    for name, cpus in arms:
+        p = subprocess.run([sys.executable, "-c", HOST_PROBE, json.dumps(cpus)], capture_output=True, text=True,
+                           cwd=ROOT, timeout=300)
+        line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+        r = json.loads(line[-1][7:]) if line else {"error": p.stderr[-800:]}
+        r["arm"] = name
+        runs.append(r)
+        if "error" in r:
+            print(f"{name:6s} failed: {r['error']}", flush=True)
+            continue
+        probs = "  ".join(f"{k} {v[0]:.4f}" for k, v in r.items() if isinstance(v, list) and k.endswith(("eager", "compile")))
+        print(f"{name:6s} ran on {r['ran_on']}  py {r['py_loop_ms']:.1f} ms  launch {r['launch_us']:.2f} us  "
+              f"cal launch {r['calibration']['launch_ms']:.3f} copy {r['calibration']['copy_ms']:.4f}  {probs}", flush=True)
+        _write(args.out, "bench_harness_host.json", runs)
+    return {"runs": runs}
+
 
 def noise(args) -> dict:
     """Four ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
@@ -509,7 +575,7 @@ def noise(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability", "flush-overlap"])
+    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability", "flush-overlap", "host"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
@@ -532,7 +598,7 @@ def main() -> None:
         with opener(args.report, "rt", encoding="utf-8") as f:
             return pairing_report(json.load(f))
     res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability,
-           "flush-overlap": flush_overlap}[args.what](args)
+           "flush-overlap": flush_overlap, "host": host}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 

@@ -21,7 +21,11 @@
 #   flush-overlap  side-stream GELUs that do not wait for the caller's stream, against the honest one (#8)
 #   repeat     a 12-problem subset's baselines again (REPEAT_SET=v3, the default, or v01), into
 #              $OUT/baselines_repeat_${REPEAT_SET}_${TAG:-a}.jsonl (run-to-run spread)
+#   repeat-fresh  the same with Inductor/Triton caches of its own under /tmp/kb-caches-$CACHE_TAG (default $TAG: empty at
+#              first, so everything compiles and autotunes afresh; a tag used before reuses them), Inductor's autotune
+#              timings logged to $OUT/autotune_$TAG.log and any stored winners kept in $OUT/best_configs_$TAG.tgz
 #   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models, one per child; resumable like sweep-v01)
+#   host       fresh processes' host pace (free and pinned to each CPU): calibration, launch cost, two references
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 set -uo pipefail
 OUT=${OUT:-h200-out}
@@ -73,10 +77,18 @@ for step in "$@"; do
             timeout "${REPEAT_TIMEOUT:-100}" python -m kb_data.cli baselines measure $only --compile-suites "$cs" --compile-budget 50 \
                 --chunk "${CHUNK:-3}" \
                 --max-seconds 90 --out "$OUT/baselines_repeat_${REPEAT_SET:-v3}_${TAG:-a}.jsonl" > "$OUT/repeat_${REPEAT_SET:-v3}_${TAG:-a}.log" 2>&1 ;;
+    repeat-fresh) c=/tmp/kb-caches-${CACHE_TAG:-${TAG:-a}}
+            TORCHINDUCTOR_CACHE_DIR=$c/inductor TRITON_CACHE_DIR=$c/triton TORCH_LOGS=+torch._inductor.runtime.triton_heuristics \
+                TORCH_LOGS_OUT="$OUT/autotune_${TAG:-a}.log" "$0" repeat
+            (cd "$c/inductor" && find . -name '*.best_config' -printf '%h\0' | sort -zu \
+                | tar czf "$OUT/best_configs_${TAG:-a}.tgz" --null -T -) ;;
     sweep-v01-l4) timeout "${SWEEP_TIMEOUT:-200}" python -m kb_data.cli baselines measure --suite v0.1 --category level4 \
                    --compile-suites "${COMPILE_SUITES-}" --workers "${WORKERS:-14}" --compile-budget "${COMPILE_BUDGET:-120}" \
                    --max-seconds "${MAX_SECONDS:-170}" --chunk 1 \
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01_l4.jsonl}" > "$OUT/sweep_v01_l4.log" 2>&1 ;;
+    host) lscpu > "$OUT/lscpu.txt" 2>&1; nvidia-smi topo -m >> "$OUT/lscpu.txt" 2>&1
+          TORCHINDUCTOR_CACHE_DIR=/tmp/kb-caches-host timeout "${HOST_TIMEOUT:-420}" python benchmarks/bench_harness.py host \
+              --repeats "${REPEATS:-8}" --out "$OUT" > "$OUT/host.log" 2>&1 ;;
     scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus "${GPUS:-4,2,1}" --out "$OUT" \
                > "$OUT/scale.log" 2>&1 ;;
     *) echo "unknown step: $step" >&2; exit 2 ;;
