@@ -36,6 +36,11 @@
         processes, --repeats left to the scheduler and one pinned to each CPU, each timing the calibration, the host
         cost of a kernel launch, a pure-Python loop, and two host-sensitive references (63_conv_standard_2D eager,
         40_LayerNorm under torch.compile), with the CPUs it ran on.
+    python benchmarks/bench_harness.py host-share [--repeats 3] [--problems ID,ID]
+        how much of a reference's timed interval is the host's: in --repeats fresh processes, each problem (default:
+        the repeat subset of h200.sh) timed as graded and again with a ~10 ms spin kernel between the L2 flush and
+        the start event, so that the host has queued the whole forward before the GPU reaches it (GPU work alone);
+        eager, and under torch.compile for v3. Across processes, the second should repeat where the first does not.
     python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
@@ -506,6 +511,14 @@ print("RESULT " + json.dumps(out))
 """
 
 
+def _fresh_process(script: str, arg) -> dict:
+    """`script` run in a new interpreter with json(arg) as argv[1]: the dict it prints after RESULT, or its error."""
+    p = subprocess.run([sys.executable, "-c", script, json.dumps(arg)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=300)
+    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    return json.loads(line[-1][7:]) if line else {"error": p.stderr[-800:]}
+
+
 def host(args) -> dict:
     """Fresh processes, as the sweep's chunks get: --repeats left to the scheduler, then one pinned to each CPU."""
     import os
@@ -513,10 +526,7 @@ def host(args) -> dict:
     arms = [("free", []) for _ in range(args.repeats)] + [(f"cpu{c}", [c]) for c in sorted(os.sched_getaffinity(0))]
     runs = []
     for name, cpus in arms:
-        p = subprocess.run([sys.executable, "-c", HOST_PROBE, json.dumps(cpus)], capture_output=True, text=True,
-                           cwd=ROOT, timeout=300)
-        line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-        r = json.loads(line[-1][7:]) if line else {"error": p.stderr[-800:]}
+        r = _fresh_process(HOST_PROBE, cpus)
         r["arm"] = name
         runs.append(r)
         if "error" in r:
@@ -527,6 +537,78 @@ def host(args) -> dict:
               f"cal launch {r['calibration']['launch_ms']:.3f} copy {r['calibration']['copy_ms']:.4f}  {probs}", flush=True)
         _write(args.out, "bench_harness_host.json", runs)
     return {"runs": runs}
+
+
+SHARE_PROBE = r"""
+import json, statistics, sys
+import torch
+from kb_data.harness import execute, timing
+from kb_data.problems import ProblemSet, exec_problem_code
+HEAD_START_CYCLES = 20_000_000  # ~10 ms at the H200's 1.98 GHz, far over any of these forwards' host work
+device = torch.device("cuda:0")
+execute.use_gpu(device, {"versions": {}})
+out = {"calibration": timing.calibrate(device), "problems": {}}
+timer = timing.Timer(device)
+def ahead(call, rot, n=30):
+    times = []
+    for i in range(n + 3):
+        rot.prepare(i)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        timer.flush()
+        torch.cuda._sleep(HEAD_START_CYCLES)
+        start.record()
+        call(i)
+        end.record()
+        torch.cuda.synchronize()
+        if i >= 3:
+            times.append(start.elapsed_time(end))
+    return statistics.median(times)
+for pid in json.loads(sys.argv[1]):
+    p = ProblemSet().load(pid); mod = exec_problem_code(p.code, pid)
+    ref = execute.build_reference(mod, p.rules, device, 0)
+    rot = execute.RotatingInputs(mod, p.rules, device, {})
+    kinds = [("eager", ref)] + ([("compile", torch.compile(ref, mode=p.rules["compile_mode"]))] if p.suite == "v3" else [])
+    res = {}
+    for kind, model in kinds:
+        graded = execute.time_model(model, rot, p.rules, device, {}).median_ms
+        res[kind] = [graded, ahead(execute._forward_on(model, rot.work), rot)]
+    out["problems"][pid] = res
+    del ref, rot, kinds
+    torch.cuda.empty_cache()
+print("RESULT " + json.dumps(out))
+"""
+
+REPEAT_SUBSET = [f"v3/level1/{p}" for p in ("1_Square_matrix_multiplication_", "2_Standard_matrix_multiplication_",
+                 "9_Tall_skinny_matrix_multiplication_", "36_RMSNorm_", "40_LayerNorm", "42_Max_Pooling_2D",
+                 "63_conv_standard_2D__square_input__square_kernel")] + [
+                 f"v3/level2/{p}" for p in ("6_Conv3d_Softmax_MaxPool_MaxPool", "17_Conv2d_InstanceNorm_Divide",
+                 "37_Matmul_Swish_Sum_GroupNorm", "52_Conv2d_Activation_BatchNorm", "85_Conv2d_GroupNorm_Scale_MaxPool_Clamp")]
+
+
+def host_share(args) -> dict:
+    """Each problem's median as graded and with the host out of the interval, in --repeats fresh processes."""
+    ids = args.problems.split(",") if args.problems else REPEAT_SUBSET
+    runs = []
+    for k in range(args.repeats):
+        r = _fresh_process(SHARE_PROBE, ids)
+        runs.append(r)
+        _write(args.out, "bench_harness_host_share.json", runs)
+        print(f"process {k}: " + (f"failed: {r['error']}" if "error" in r else f"calibration {r['calibration']}"), flush=True)
+    host_share_report(runs)
+    return {"runs": runs}
+
+
+def host_share_report(runs) -> None:
+    ok = [r for r in (runs["runs"] if isinstance(runs, dict) else runs) if "error" not in r]
+    print(f"{'problem':58s} {'kind':8s} {'graded ms (per process)':34s} {'GPU alone ms':30s} host share  spread graded / alone")
+    for pid in (ok[0]["problems"] if ok else []):
+        for kind in ok[0]["problems"][pid]:
+            pairs = [r["problems"][pid][kind] for r in ok if kind in r["problems"].get(pid, {})]
+            graded, alone = [g for g, _ in pairs], [a for _, a in pairs]
+            share = statistics.median(1 - a / g for g, a in pairs)
+            spread = lambda xs: max(xs) / min(xs) - 1
+            print(f"{pid:58s} {kind:8s} {' '.join('%.4f' % g for g in graded):34s} {' '.join('%.4f' % a for a in alone):30s} "
+                  f"{share:8.1%}  {spread(graded):6.1%} / {spread(alone):6.1%}")
 
 
 def noise(args) -> dict:
@@ -575,7 +657,7 @@ def noise(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability", "flush-overlap", "host"])
+    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability", "flush-overlap", "host", "host-share"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
@@ -583,14 +665,16 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
-    ap.add_argument("--problems", help="pairing, stability: comma-separated problem ids")
-    ap.add_argument("--report", type=Path, help="pairing, stability: print the report of a saved run (.json or .json.gz) "
+    ap.add_argument("--problems", help="pairing, stability, host-share: comma-separated problem ids")
+    ap.add_argument("--report", type=Path, help="pairing, stability, host-share: print the report of a saved run (.json or .json.gz) "
                     "and exit (stability: with --baselines, also against that file's eager medians)")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
     if args.what == "stability" and args.report:
         return stability_report(json.loads(args.report.read_text()), args.baselines)
+    if args.what == "host-share" and args.report:
+        return host_share_report(json.loads(args.report.read_text()))
     if args.what == "pairing" and args.report:
         import gzip
 
@@ -598,7 +682,8 @@ def main() -> None:
         with opener(args.report, "rt", encoding="utf-8") as f:
             return pairing_report(json.load(f))
     res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability,
-           "flush-overlap": flush_overlap, "host": host}[args.what](args)
+           "flush-overlap": flush_overlap, "host": host,
+           "host-share": host_share}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 

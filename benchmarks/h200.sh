@@ -26,6 +26,8 @@
 #              timings logged to $OUT/autotune_$TAG.log and any stored winners kept in $OUT/best_configs_$TAG.tgz
 #   sweep-v01-l4  eager baselines of v0.1 level 4 (the Hugging Face models, one per child; resumable like sweep-v01)
 #   host       fresh processes' host pace (free and pinned to each CPU): calibration, launch cost, two references
+#   host-share each repeat-subset problem timed as graded and with the host out of the interval, in $REPEATS fresh
+#              processes (torch.compile from the caches of repeat-fresh's $CACHE_TAG, default share)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 set -uo pipefail
 OUT=${OUT:-h200-out}
@@ -89,6 +91,9 @@ for step in "$@"; do
     host) lscpu > "$OUT/lscpu.txt" 2>&1; nvidia-smi topo -m >> "$OUT/lscpu.txt" 2>&1
           TORCHINDUCTOR_CACHE_DIR=/tmp/kb-caches-host timeout "${HOST_TIMEOUT:-420}" python benchmarks/bench_harness.py host \
               --repeats "${REPEATS:-8}" --out "$OUT" > "$OUT/host.log" 2>&1 ;;
+    host-share) c=/tmp/kb-caches-${CACHE_TAG:-share}
+          TORCHINDUCTOR_CACHE_DIR=$c/inductor TRITON_CACHE_DIR=$c/triton timeout "${SHARE_TIMEOUT:-300}" \
+              python benchmarks/bench_harness.py host-share --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/host_share.log" 2>&1 ;;
     scale) timeout "${SCALE_TIMEOUT:-480}" python benchmarks/bench_harness.py scale --per-gpu "${PER_GPU:-30}" --gpus "${GPUS:-4,2,1}" --out "$OUT" \
                > "$OUT/scale.log" 2>&1 ;;
     *) echo "unknown step: $step" >&2; exit 2 ;;
