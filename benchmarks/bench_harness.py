@@ -286,7 +286,7 @@ def pairing(args) -> dict:
                 try:
                     # time_candidate(mod, ref, cand): `cand` is the subject, `ref` the other (and the outputs' judge)
                     t, t_other = execute.time_candidate(mod, other, subject, rules, device, atol, rtol,
-                                                        {"flag_details": {}, "flags": []}, {}, pair=True)
+                                                        {"flag_details": {}, "flags": []}, {}, paired=other)
                 finally:
                     timing.Timer._timed, timing.Timer.run_paired = graded_timed, graded_paired
                 ratio = t_other.median_ms / t.median_ms

@@ -22,7 +22,7 @@ from pathlib import Path
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.gpus import gpu_key, roofline_ms
 from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta
-from kb_data.schema import EAGER_BASELINE_TYPES, Baseline, RunRecord, SCHEMA_VERSION
+from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.worker import device_lock, run_isolated
 
@@ -45,7 +45,7 @@ class Options:
     check_fp64: bool = True
     measure_baseline: bool | None = None   # None: only when no baseline row is known
     compile_baseline: bool | None = None   # None: as the rules say
-    pair_reference: bool = True            # eager baselines: time the reference beside the submission, trial for trial
+    pair_reference: bool = True            # time the baseline's model (eager, or compiled on a GPU) beside the submission
     trials: int | None = None              # override the rules (tests, quick runs)
     warmup: int | None = None
     run_dir: str | None = None
@@ -149,7 +149,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         "submission_code": code, "submission_name": name, "device": device,
         "secret_seed": secrets.randbelow(2**31 - 1) + 1, "measure_baseline": measure,
         "require_custom_kernel": opt.require_custom_kernel, "check_fp64": opt.check_fp64,
-        "pair_reference": opt.pair_reference and (known is None or known["baseline_type"] in EAGER_BASELINE_TYPES),
+        "pair_reference": opt.pair_reference, "baseline_type": known["baseline_type"] if known else None,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
     }
     if opt.compile_baseline is not None:
@@ -186,7 +186,8 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         rec.eager_ms, rec.compile_ms = known.get("eager_ms"), known.get("compile_ms")
         rec.baseline_source = "measured"
     if result.get("ref_paired_ms") is not None:
-        rec.ref_ms, rec.baseline_type, rec.baseline_source = result["ref_paired_ms"], "pytorch_eager", "paired"
+        rec.ref_ms, rec.baseline_source = result["ref_paired_ms"], "paired"
+        rec.baseline_type = result.get("ref_paired_type", "pytorch_eager")
         rec.ref_alone_ms = result.get("ref_alone_ms")
     rec = _finish(rec, result, opt, device)
     if rec.correct or rec.status == "rejected":

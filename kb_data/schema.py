@@ -29,8 +29,9 @@ STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "cra
 BASELINE_TYPES = ("pytorch_eager", "torch_compile", "pytorch")  # "pytorch": upstream's older eager-only runs
 EAGER_BASELINE_TYPES = ("pytorch_eager", "pytorch")
 BASELINE_SOURCES = ("measured", "derived")  # timed on the GPU by `kb baselines measure`, or from published runs
-# a run record's baseline may also be "paired": the eager reference timed in the grading worker, trial for
-# trial with the submission (what the speedup of an eager-baseline problem is computed from)
+# a run record's baseline may also be "paired": the reference timed in the grading worker, trial for trial with
+# the submission (eager, or on a GPU compiled as the baseline row was when that row chose torch.compile; baseline_type
+# says which): what the speedup is computed from
 RUN_BASELINE_SOURCES = BASELINE_SOURCES + ("paired",)
 RECORD_SOURCES = ("upstream", "local")
 # How a time was taken (kb_data.harness.timing). flush_queued: on the GPU, L2 flush, start event, call, end event
@@ -312,8 +313,9 @@ class RunRecord(Record):
     baseline_source: str = _f(STR, enum=RUN_BASELINE_SOURCES)
     eager_ms: float = _f(F64, doc="the baseline row's eager median")
     compile_ms: float = _f(F64, doc="the baseline row's torch.compile median")
-    ref_alone_ms: float = _f(F64, doc="paired baselines: the eager reference timed alone in the worker before the "
-                                      "submission was loaded (the guard against a submission slowing the reference)")
+    ref_alone_ms: float = _f(F64, doc="paired baselines: the paired reference (eager or compiled, as baseline_type) "
+                                      "timed alone in the worker before the submission was loaded (the guard against "
+                                      "a submission slowing the reference)")
     flags: list = _f(LIST_STR, enum=FLAGS)
     flag_details: str = _f(STR, doc="JSON: evidence behind each flag")
     solution_sha256: str = _f(STR)
