@@ -704,7 +704,8 @@ def _flush_check(t: timing.Timing, t_ref: timing.Timing | None, res: dict) -> No
     run during it, leave the timed interval, and slows the flush down by sharing the GPU with it. The flush's time
     also depends on what the call before left dirty in the L2 (up to +20 us for honest kernels on the H200), so it
     is judged against the flush ahead of the reference's calls in the same paired loop, where the ABBA order gives
-    both sides the same predecessors; timed alone (a torch.compile baseline), it is only recorded."""
+    both sides the same predecessors; timed alone (no reference in the loop: `--no-pair`, or a torch.compile baseline
+    on the CPU), it is only recorded."""
     if not t.flush_ms:
         return
     cand = statistics.median(t.flush_ms)

@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="baseline JSONL files to look up (default: the shipped measured baselines)")
     p.add_argument("--measure-baseline", action="store_true", help="measure the baseline even when one is known")
     p.add_argument("--no-pair", action="store_true",
-                   help="speedup against the stored eager baseline, not the reference timed beside the submission")
+                   help="speedup against the stored baseline, not the reference (eager, or compiled on a GPU where the "
+                   "baseline is torch.compile) timed beside the submission")
     p.add_argument("--revision", help="grade against the problem at this revision of the problems dataset "
                                      "(streamed from --store) instead of the local problems/ files")
     p.add_argument("--store", choices=["local", "hub"], default="local")

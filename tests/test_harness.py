@@ -852,6 +852,26 @@ def test_calibration_times_the_fixed_work_within_the_gpus_limits():
     assert cal["copy_ms"] > 0.4 and cal["launch_ms"] > 0.05 and 0.2 < cal["gemm_ms"] < 50
 
 
+def test_host_share_figures_of_the_seventh_session():
+    """bench_harness.py host-share --report on the saved device run, the table BENCHMARKS.md ("Host share") quotes:
+    per problem and baseline type, the graded medians of three processes, the GPU-alone ones, the host's share and
+    both spreads."""
+    import subprocess
+    import sys
+
+    from kb_data.paths import CHECKOUT
+
+    saved = CHECKOUT / "benchmarks" / "results" / "h200_host_share_s7c4_2026-12-01.json"
+    out = subprocess.run([sys.executable, str(CHECKOUT / "benchmarks" / "bench_harness.py"), "host-share", "--report",
+                          str(saved)], capture_output=True, text=True, check=True).stdout
+    rows = {tuple(line.split()[:2]): line for line in out.splitlines()[1:]}
+    assert len(rows) == 24  # 12 problems, eager and torch.compile
+    assert rows[("v3/level2/17_Conv2d_InstanceNorm_Divide", "compile")].split()[-4:] == ["40.4%", "43.7%", "/", "0.3%"]
+    assert rows[("v3/level1/40_LayerNorm", "eager")].split()[-4:] == ["0.1%", "0.4%", "/", "0.1%"]
+    alone = [float(line.split()[-1].rstrip("%")) for line in rows.values()]
+    assert max(alone) == 0.7  # the GPU's work alone repeats within 0.7% everywhere
+
+
 def test_baseline_figures_of_the_sixth_sessions_rows():
     """benchmarks/baseline_figures.py on the raw rows of 2026-12-01, the figures BENCHMARKS.md quotes from it: the
     calibration over the 40 chunks, v0.1's new / old eager medians, and its degenerate count."""
