@@ -177,6 +177,18 @@ def build_reference(mod, rules: dict, device, init_seed: int):
     return _mode(mod.Model(*mod.get_init_inputs()).to(device), rules)
 
 
+def compile_reference(ref, mod, rules: dict, device):
+    """The reference under torch.compile as its baseline is measured, called three times on the timing inputs
+    (compile, record the CUDA graph, replay), so that what follows times a warm model."""
+    compiled = torch.compile(ref, mode=rules["compile_mode"])
+    inputs = make_inputs(mod, rules["timing_seed"], device)
+    with torch.no_grad():
+        for _ in range(3):
+            compiled(*inputs)
+    timing.synchronize(device)
+    return compiled
+
+
 def load_submission(code: str, name: str):
     """Import the submission from a real file: Triton's @jit and tracebacks read the source back."""
     import sys
@@ -439,28 +451,22 @@ def _paired_reference(mod, ref, rules, device, job, res):
     if kind == "torch_compile":
         if device.type != "cuda":
             return None
-        alone = (measured or {}).get("compile_ms")
         try:
-            model = torch.compile(ref, mode=rules["compile_mode"])
-            warm = make_inputs(mod, rules["timing_seed"], device)
-            with torch.no_grad():
-                for _ in range(3):  # compile, record the CUDA graph, replay
-                    model(*warm)
-            timing.synchronize(device)
-            del warm
+            model = compile_reference(ref, mod, rules, device)
         except Exception as e:  # no verdict on the submission: its speedup falls back on the stored median
             res["flag_details"]["paired_reference"] = (f"the compiled reference failed here ({type(e).__name__}: "
                                                        f"{_first_lines(e, 2)}); timed against the stored median")
             return None
+        paired_type, alone = "torch_compile", (measured or {}).get("compile_ms")
     elif kind in EAGER_BASELINE_TYPES or kind is None:
-        model, alone = ref, (measured or {}).get("eager_ms")
-        if measured and alone is None:
+        if measured and measured.get("eager_ms") is None:
             return None
+        model, paired_type, alone = ref, "pytorch_eager", (measured or {}).get("eager_ms")
     else:
         return None
     if alone is None:
         alone = time_model(model, RotatingInputs(mod, rules, device, job), rules, device, job).median_ms
-    res["ref_alone_ms"], res["ref_paired_type"] = alone, "torch_compile" if model is not ref else "pytorch_eager"
+    res["ref_alone_ms"], res["ref_paired_type"] = alone, paired_type
     return model
 
 
@@ -657,7 +663,7 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, paired=N
     stale = []
 
     pair = paired is not None
-    call, call_reference = _forward_on(cand, work), _forward_on(paired if pair else ref, work)
+    call, call_reference = _forward_on(cand, work), _forward_on(paired, work) if pair else None
 
     def check(i, out):
         if recheck and not stale:
@@ -673,7 +679,7 @@ def time_candidate(mod, ref, cand, rules, device, atol, rtol, res, job, paired=N
 
     timer = timing.Timer(device, l2_flush=rules["l2_flush"])
     try:
-        t, t_ref = timer.run_paired(call, call_reference if pair else None,
+        t, t_ref = timer.run_paired(call, call_reference,
                                     warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
                                     prepare=prepare, check=check,
                                     check_other=check_reference if pair else None,

@@ -3,9 +3,10 @@
 Compilation is CPU work and parallel; timing is GPU work and exclusive. So the sweep runs in
 two phases: (1) worker processes compile every reference in parallel, which fills the on-disk
 Inductor/Triton caches; (2) isolated children time the problems one at a time on a quiet GPU,
-recompiling from those caches and choosing each kernel's config there (no_cached_autotune_winners). Each child first times a fixed calibration (timing.calibrate), which its
-rows carry, so that medians from two machines can be set side by side. Rows are appended to a JSONL file as
-they are measured, so a re-run measures only what is missing; a problem that fails still gets a row saying why.
+recompiling from those caches and choosing each kernel's config there (no_cached_autotune_winners). Each
+child first times a fixed calibration (timing.calibrate), which its rows carry, so that medians from two machines
+can be set side by side. Rows are appended to a JSONL file as they are measured, so a re-run measures only what
+is missing; a problem that fails still gets a row saying why.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
     import torch
 
     from kb_data.problems import exec_problem_code
-    from kb_data.harness.execute import build_reference, make_inputs
+    from kb_data.harness.execute import build_reference, compile_reference
 
     t0 = time.monotonic()
     try:
@@ -50,12 +51,7 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
         torch.cuda.set_device(torch.device(device))
         mod = exec_problem_code(code, problem_id)
         ref = build_reference(mod, rules, device, 0)
-        compiled = torch.compile(ref, mode=rules["compile_mode"])
-        inputs = make_inputs(mod, rules["timing_seed"], device)
-        with torch.no_grad():
-            for _ in range(3):  # compile, record the CUDA graph, replay
-                compiled(*inputs)
-        torch.cuda.synchronize()
+        compile_reference(ref, mod, rules, device)
         return problem_id, time.monotonic() - t0, None
     except Exception as e:
         return problem_id, time.monotonic() - t0, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
