@@ -536,7 +536,35 @@ def host(args) -> dict:
         print(f"{name:6s} ran on {r['ran_on']}  py {r['py_loop_ms']:.1f} ms  launch {r['launch_us']:.2f} us  "
               f"cal launch {r['calibration']['launch_ms']:.3f} copy {r['calibration']['copy_ms']:.4f}  {probs}", flush=True)
         _write(args.out, "bench_harness_host.json", runs)
+    host_report(runs)
     return {"runs": runs}
+
+
+def _spearman(xs: list, ys: list) -> float:
+    """Rank correlation (the figures are continuous: no ties to share ranks)."""
+    def ranks(v):
+        r = [0] * len(v)
+        for k, i in enumerate(sorted(range(len(v)), key=v.__getitem__)):
+            r[i] = k
+        return r
+    rx, ry, mid = ranks(xs), ranks(ys), (len(xs) - 1) / 2
+    return sum((a - mid) * (b - mid) for a, b in zip(rx, ry)) / sum((a - mid) ** 2 for a in rx)
+
+
+def host_report(runs) -> None:
+    """Over the processes of a host run: each figure's min, max and max/min, and how the figures move together."""
+    ok = [r for r in (runs["runs"] if isinstance(runs, dict) else runs) if "error" not in r]
+    figures = {"launch_us": [r["launch_us"] for r in ok],
+               "calibration launch_ms": [r["calibration"]["launch_ms"] for r in ok],
+               "py_loop_ms": [r["py_loop_ms"] for r in ok]}
+    figures.update({k: [r[k][0] for r in ok] for k in ok[0] if k.endswith(("/eager", "/compile"))} if ok else {})
+    print(f"{len(ok)} processes ({sum(r['arm'] == 'free' for r in ok)} free, the rest pinned to one CPU each)")
+    for name, xs in figures.items():
+        print(f"{name:36s} min {min(xs):9.4f}  max {max(xs):9.4f}  max/min {max(xs) / min(xs):.2f}")
+    names = list(figures)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            print(f"spearman {a} ~ {b}: {_spearman(figures[a], figures[b]):.2f}")
 
 
 SHARE_PROBE = r"""
@@ -666,13 +694,15 @@ def main() -> None:
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
     ap.add_argument("--problems", help="pairing, stability, host-share: comma-separated problem ids")
-    ap.add_argument("--report", type=Path, help="pairing, stability, host-share: print the report of a saved run (.json or .json.gz) "
+    ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share: print the report of a saved run (.json or .json.gz) "
                     "and exit (stability: with --baselines, also against that file's eager medians)")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
     args = ap.parse_args()
     if args.what == "stability" and args.report:
         return stability_report(json.loads(args.report.read_text()), args.baselines)
+    if args.what == "host" and args.report:
+        return host_report(json.loads(args.report.read_text()))
     if args.what == "host-share" and args.report:
         return host_share_report(json.loads(args.report.read_text()))
     if args.what == "pairing" and args.report:

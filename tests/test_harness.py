@@ -872,6 +872,24 @@ def test_host_share_figures_of_the_seventh_session():
     assert max(alone) == 0.7  # the GPU's work alone repeats within 0.7% everywhere
 
 
+def test_host_figures_of_the_seventh_session():
+    """bench_harness.py host --report on the saved device run: the ranges and rank correlations BENCHMARKS.md
+    ("Host share", experiment 2) quotes."""
+    import subprocess
+    import sys
+
+    from kb_data.paths import CHECKOUT
+
+    saved = CHECKOUT / "benchmarks" / "results" / "h200_host_s7c3_2026-12-01.json"
+    out = subprocess.run([sys.executable, str(CHECKOUT / "benchmarks" / "bench_harness.py"), "host", "--report",
+                          str(saved)], capture_output=True, text=True, check=True).stdout
+    assert "20 processes (8 free, the rest pinned to one CPU each)" in out
+    assert "launch_us                            min    7.7817  max   12.3278  max/min 1.58" in out
+    assert "spearman launch_us ~ calibration launch_ms: 0.86" in out
+    assert "spearman calibration launch_ms ~ 63_conv_standard_2D__squ/eager: 0.61" in out
+    assert "spearman calibration launch_ms ~ 40_LayerNorm/compile: 0.35" in out
+
+
 def test_baseline_figures_of_the_sixth_sessions_rows():
     """benchmarks/baseline_figures.py on the raw rows of 2026-12-01, the figures BENCHMARKS.md quotes from it: the
     calibration over the 40 chunks, v0.1's new / old eager medians, and its degenerate count."""
