@@ -38,13 +38,16 @@
         40_LayerNorm under torch.compile), with the CPUs it ran on.
     python benchmarks/bench_harness.py host-share [--repeats 3] [--problems ID,ID]
         how much of a reference's timed interval is the host's: in --repeats fresh processes, each problem (default:
-        the repeat subset of h200.sh) timed as graded and again with a ~10 ms spin kernel between the L2 flush and
-        the start event, so that the host has queued the whole forward before the GPU reaches it (GPU work alone);
+        the repeat subset of h200.sh) timed as graded and again with a spin kernel of 10 ms or more between the L2
+        flush and the start event, so that the host has queued the whole forward before the GPU reaches it (GPU work
+        alone: execute.time_model_gpu_alone, as the sweep's `*_gpu_ms`; the seventh session's run used a fixed spin);
         eager, and under torch.compile for v3. Across processes, the second should repeat where the first does not.
-    python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS]
+    python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS] [--compiled]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
-        harness's floor on the timed loop's length (timing.MIN_PAIRED_MS).
+        harness's floor on the timed loop's length (timing.MIN_PAIRED_MS). --compiled: every v3 problem whose
+        baseline is torch.compile, the submission being the reference under the same torch.compile (the paired
+        baseline is then compiled too, in the same worker).
 """
 from __future__ import annotations
 
@@ -568,29 +571,13 @@ def host_report(runs) -> None:
 
 
 SHARE_PROBE = r"""
-import json, statistics, sys
+import json, sys
 import torch
 from kb_data.harness import execute, timing
 from kb_data.problems import ProblemSet, exec_problem_code
-HEAD_START_CYCLES = 20_000_000  # ~10 ms at the H200's 1.98 GHz, far over any of these forwards' host work
 device = torch.device("cuda:0")
 execute.use_gpu(device, {"versions": {}})
 out = {"calibration": timing.calibrate(device), "problems": {}}
-timer = timing.Timer(device)
-def ahead(call, rot, n=30):
-    times = []
-    for i in range(n + 3):
-        rot.prepare(i)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        timer.flush()
-        torch.cuda._sleep(HEAD_START_CYCLES)
-        start.record()
-        call(i)
-        end.record()
-        torch.cuda.synchronize()
-        if i >= 3:
-            times.append(start.elapsed_time(end))
-    return statistics.median(times)
 for pid in json.loads(sys.argv[1]):
     p = ProblemSet().load(pid); mod = exec_problem_code(p.code, pid)
     ref = execute.build_reference(mod, p.rules, device, 0)
@@ -599,7 +586,7 @@ for pid in json.loads(sys.argv[1]):
     res = {}
     for kind, model in kinds:
         graded = execute.time_model(model, rot, p.rules, device, {}).median_ms
-        res[kind] = [graded, ahead(execute._forward_on(model, rot.work), rot)]
+        res[kind] = [graded, execute.time_model_gpu_alone(model, rot, p.rules, device).median_ms]
     out["problems"][pid] = res
     del ref, rot, kinds
     torch.cuda.empty_cache()
@@ -639,28 +626,48 @@ def host_share_report(runs) -> None:
                   f"{share:8.1%}  {spread(graded):6.1%} / {spread(alone):6.1%}")
 
 
+# The reference under the torch.compile its baseline row was timed with, as a v3 submission (`Model`, same state-dict
+# keys: the compiled forward is a function attribute, not a submodule).
+COMPILED_SELF = """
+
+_Reference = Model
+
+
+class Model(_Reference):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._compiled_forward = torch.compile(super().forward, mode="{mode}")
+
+    def forward(self, *args):
+        return self._compiled_forward(*args)
+"""
+
+
 def noise(args) -> dict:
-    """Four ratios per run, all reference over reference: the record's speedup (the eager baseline paired with
-    the submission, trial for trial: the median of per-trial ratios), the ratio of the same loop's two medians,
+    """Four ratios per run, all reference over reference: the record's speedup (the baseline paired with the
+    submission, trial for trial: the median of per-trial ratios; with --compiled both sides are compiled), the ratio of the same loop's two medians,
     the reference timed alone in the same worker just before, and the stored baseline row (another process,
     another time)."""
     ps = ProblemSet()
     index = BaselineIndex.from_files([args.baselines])
-    ids = [pid for pid in ps.ids("v3", "level1") + ps.ids("v3", "level2")]
+    baseline_type = "torch_compile" if args.compiled else "pytorch_eager"
+    ids = ps.ids("v3") if args.compiled else ps.ids("v3", "level1") + ps.ids("v3", "level2")
     extra = {"min_timed_ms": args.min_timed_ms} if args.min_timed_ms is not None else {}
     out = {}
     for pid in ids:
         problem = ps.load(pid)
-        row = index.lookup(pid, args.gpu)
-        if row is None or row["baseline_type"] != "pytorch_eager":
+        row = index.lookup(pid, args.gpu, timing_method="flush_queued")
+        if row is None or row["baseline_type"] != baseline_type:
             continue
+        code = problem.code + (COMPILED_SELF.format(mode=problem.rules["compile_mode"]) if args.compiled else "")
         runs = []
         for i in range(args.repeats):
-            r, _ = grade(problem, problem.code + f"\n# repeat {i}\n",
+            r, _ = grade(problem, code + f"\n# repeat {i}\n",
                          options=Options(require_custom_kernel=False, check_fp64=False, compile_baseline=False, extra=extra),
                          baselines=index)
             ok = r.status == "ok" and r.sol_ms
             runs.append({"status": r.status, "flags": r.flags, "error": r.error, "sol_ms": r.sol_ms,
+                         "baseline": f"{r.baseline_source}/{r.baseline_type}", "ref_ms": r.ref_ms,
                          "sol_p10_ms": r.sol_p10_ms, "sol_p90_ms": r.sol_p90_ms, "n_trials": r.n_trials,
                          "paired": r.speedup if ok else None,
                          "medians": r.ref_ms / r.sol_ms if ok else None,
@@ -674,7 +681,7 @@ def noise(args) -> dict:
         for x in runs:
             if x["status"] != "ok":
                 print(f"    {x['status']}: {x['flags']} {str(x['error'])[:200]}")
-        _write(args.out, "bench_harness_noise.json", out)  # a run cut by a time limit keeps what it measured
+        _write(args.out, "bench_harness_noise_compiled.json" if args.compiled else "bench_harness_noise.json", out)  # a run cut by a time limit keeps what it measured
     for kind in ("paired", "medians", "alone", "stored"):
         flat = [x[kind] for v in out.values() for x in v["runs"] if x[kind]]
         if flat:
@@ -693,6 +700,7 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
+    ap.add_argument("--compiled", action="store_true", help="noise: the problems whose baseline is torch.compile")
     ap.add_argument("--problems", help="pairing, stability, host-share: comma-separated problem ids")
     ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share: print the report of a saved run (.json or .json.gz) "
                     "and exit (stability: with --baselines, also against that file's eager medians)")

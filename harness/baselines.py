@@ -13,6 +13,18 @@ def row_timing_method(row: dict) -> str:
     return row.get("timing_method") or ("perf_counter" if row.get("gpu") == "CPU" else "device_synced")
 
 
+MEASURED_FIELDS = ("eager_ms", "eager_p10_ms", "eager_p90_ms", "compile_ms", "compile_p10_ms", "compile_p90_ms",
+                   "compile_error", "eager_gpu_ms", "compile_gpu_ms", "gpu_alone_error", "baseline_ms", "baseline_type",
+                   "p10_ms", "p90_ms", "n_trials", "error")
+
+
+def measured_fields(measured: dict, **override) -> dict:
+    """A Baseline's fields from what execute.measure_baseline returned (status: error when the reference failed)."""
+    out = {k: measured.get(k) for k in MEASURED_FIELDS}
+    out["status"] = "ok" if measured.get("eager_ms") is not None else "error"
+    return {**out, **override}
+
+
 def _minor(version: str | None) -> str | None:
     return ".".join(version.split("+")[0].split(".")[:2]) if version else None
 
@@ -56,10 +68,14 @@ def read_rows(path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+# the medians compared: as graded, and the GPU's work alone (schema 1.3; absent from older rows)
+SPREAD_KINDS = ("eager", "compile", "eager_gpu", "compile_gpu")
+
+
 def run_to_run_spread(first: list[dict], second: list[dict], min_ms: float = 0.1) -> dict:
     """How far a second measurement of the same baselines moved: per problem measured `ok` in both (same GPU
-    key and timing method), the relative change of the eager and torch.compile medians and whether the chosen
-    baseline flipped; the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target), and
+    key and timing method), the relative change of the eager and torch.compile medians, as graded and of the GPU's
+    work alone (SPREAD_KINDS), and whether the chosen baseline flipped; the summary counts problems whose first median is over `min_ms` (the issue's bar for the 3% target), and
     compares the two measurements' calibrations, where the rows have them."""
     slot = lambda r: (r["problem_id"], r["gpu"], row_timing_method(r))
     a = {slot(r): r for r in first if r.get("status") == "ok"}
@@ -70,13 +86,13 @@ def run_to_run_spread(first: list[dict], second: list[dict], min_ms: float = 0.1
             continue
         pairs.append((a[key], r))
         row = {"problem_id": key[0], "gpu": key[1], "choice": (a[key]["baseline_type"], r["baseline_type"])}
-        for kind in ("eager", "compile"):
+        for kind in SPREAD_KINDS:
             x, y = a[key].get(f"{kind}_ms"), r.get(f"{kind}_ms")
             row[kind] = (x, y, y / x - 1 if x and y else None)
         rows.append(row)
     summary = {"problems": len(rows), "flipped": sum(r["choice"][0] != r["choice"][1] for r in rows),
                "calibration": _calibration_ratios(pairs)}
-    for kind in ("eager", "compile"):
+    for kind in SPREAD_KINDS:
         diffs = [abs(r[kind][2]) for r in rows if r[kind][2] is not None and r[kind][0] > min_ms]
         summary[kind] = {"n": len(diffs), "median_abs": statistics.median(diffs) if diffs else None,
                          "max_abs": max(diffs, default=None), "under_3pct": sum(d < 0.03 for d in diffs)}

@@ -738,13 +738,36 @@ def time_model(model, rot: RotatingInputs, rules, device, job) -> timing.Timing:
         prepare=rot.prepare, min_timed_ms=job.get("min_timed_ms", timing.MIN_TIMED_MS))
 
 
+def time_model_gpu_alone(model, rot: RotatingInputs, rules, device) -> timing.GpuAlone:
+    """The rule's trials of one trusted model with the host's work out of the interval (Timer.run_gpu_alone)."""
+    return timing.Timer(device, l2_flush=rules["l2_flush"]).run_gpu_alone(
+        _forward_on(model, rot.work), trials=rules["trials"], prepare=rot.prepare)
+
+
 def measure_baseline(mod, ref, rules, device, job) -> dict:
-    """Time the reference eagerly and, where the rules use it, under torch.compile."""
+    """Time the reference eagerly and, where the rules use it, under torch.compile: each as graded (the host's
+    work inside the interval) and, on a GPU, with the GPU's work alone (`*_gpu_ms`, the figure that repeats
+    from one process to the next)."""
     rot = RotatingInputs(mod, rules, device, job)
     out = {"eager_ms": None, "compile_ms": None, "compile_error": None}
+    gpu_alone_errors = []
+
+    def gpu_alone(kind, model):
+        if torch.device(device).type != "cuda":
+            return
+        try:
+            g = time_model_gpu_alone(model, rot, rules, device)
+        except Exception as e:  # the graded median stands without it
+            gpu_alone_errors.append(f"{kind}: {type(e).__name__}: {_first_lines(e, 2)}")
+            return
+        out[f"{kind}_gpu_ms"] = g.median_ms
+        if g.error:
+            gpu_alone_errors.append(f"{kind}: {g.error}")
+
     try:
         t = time_model(ref, rot, rules, device, job)
         out.update(eager_ms=t.median_ms, eager_p10_ms=t.p10_ms, eager_p90_ms=t.p90_ms, n_trials=len(t.times_ms))
+        gpu_alone("eager", ref)
     except Exception as e:
         out["error"] = f"the reference failed: {type(e).__name__}: {_first_lines(e, 4)}"
         return out
@@ -753,8 +776,10 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
             compiled = torch.compile(ref, mode=rules["compile_mode"])
             t = time_model(compiled, rot, rules, device, job)
             out.update(compile_ms=t.median_ms, compile_p10_ms=t.p10_ms, compile_p90_ms=t.p90_ms)
+            gpu_alone("compile", compiled)
         except Exception as e:
             out["compile_error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"
+    out["gpu_alone_error"] = "; ".join(gpu_alone_errors) or None
     kind, ms = baseline_choice(rules, out["eager_ms"], out["compile_ms"])
     out.update(baseline_type=kind, baseline_ms=ms)
     pre = "compile" if kind == "torch_compile" else "eager"

@@ -197,6 +197,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     """Measure every problem not yet in `out_path`; return the new rows. `device` may list several GPUs:
     the compile phase spreads over them and each times its share of the chunks, one chunk at a time."""
     from kb_data.gpus import gpu_key
+    from kb_data.harness.baselines import measured_fields
     from kb_data.harness.grade import problems_revision_of
     from kb_data.harness.timing import timing_method
 
@@ -235,11 +236,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
             rev = revisions.setdefault(lp.suite, problems_revision or problems_revision_of(lp))
             b = Baseline(
                 problem_id=lp.problem_id, suite=lp.suite, gpu=key, gpu_name=gpu_name,
-                status="ok" if r.get("eager_ms") is not None else "error", error=r.get("error"),
-                eager_ms=r.get("eager_ms"), eager_p10_ms=r.get("eager_p10_ms"), eager_p90_ms=r.get("eager_p90_ms"),
-                compile_ms=r.get("compile_ms"), compile_p10_ms=r.get("compile_p10_ms"), compile_p90_ms=r.get("compile_p90_ms"),
-                compile_error=r.get("compile_error") or not_compiled.get(r["problem_id"]), baseline_ms=r.get("baseline_ms"), baseline_type=r.get("baseline_type"),
-                p10_ms=r.get("p10_ms"), p90_ms=r.get("p90_ms"), n_trials=r.get("n_trials"),
+                **measured_fields(r, compile_error=r.get("compile_error") or not_compiled.get(r["problem_id"])),
                 timing_method=timing_method(res.get("device") or "cpu"), calibration=res.get("calibration"), level=lp.level, problem=lp.file,
                 problem_sha256=lp.sha256, harness_version=HARNESS_VERSION, problems_revision=rev,
                 measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), source="measured",
@@ -254,8 +251,9 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
                 f.flush()
                 os.fsync(f.fileno())
             new_rows.append(row)
-            log(f"  {b.problem_id}: eager {b.eager_ms} compile {b.compile_ms} -> {b.baseline_type}"
-                + (f" ERROR {b.error}" if b.error else ""))
+            log(f"  {b.problem_id}: eager {b.eager_ms} compile {b.compile_ms} -> {b.baseline_type}; GPU alone: eager "
+                f"{b.eager_gpu_ms} compile {b.compile_gpu_ms}" + (f" ERROR {b.error}" if b.error else "")
+                + (f" (GPU alone: {b.gpu_alone_error})" if b.gpu_alone_error else ""))
 
     stopped: list[bool] = []
 

@@ -30,6 +30,7 @@ _Event = torch.cuda.Event
 _event_record = torch.cuda.Event.record
 _event_elapsed = torch.cuda.Event.elapsed_time
 _event_sync = torch.cuda.Event.synchronize
+_spin = torch.cuda._sleep
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
 WARMUP_MS = 200.0
@@ -192,6 +193,85 @@ class Timer:
         snap = _snapshot(out)  # both sides get the same work after their calls (see execute.time_candidate)
         _cuda_sync(self.device)  # all streams: the next call starts on an idle device
         return _event_elapsed(start, end), out, snap, _event_elapsed(flushed, start)
+
+
+    def run_gpu_alone(self, call, *, trials: int, prepare=None, warmup: int = 3) -> "GpuAlone":
+        """The GPU's work of `call` without the host's: each timed call as in `_timed`, with a spin kernel queued
+        between the flush and the start event that outlasts the host's work for the call (HEAD_START_*), so the
+        host has enqueued the whole forward before the GPU reaches the start event. Every trial checks that it
+        did (its host time under the spin's GPU time); the head start grows when one did not, and a forward that
+        waits for the GPU (a host sync) ends with `error` and no median. A fixed count of `trials`: with the
+        host out, a call's time varies by ~0.1% (BENCHMARKS.md, Host share)."""
+        if not self.cuda:
+            return GpuAlone([], None, "not a GPU")
+        cycles_per_ms = self._spin_rate()
+        head_ms, times, longest = HEAD_START_MIN_MS, [], 0.0
+        for attempt in range(HEAD_START_ATTEMPTS):
+            times, longest, i = [], 0.0, 0
+            while len(times) < trials:
+                if prepare is not None:
+                    prepare(i)
+                flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
+                self.flush()
+                _event_record(flushed)
+                t0 = _perf_counter()
+                _spin(int(head_ms * cycles_per_ms))
+                _event_record(start)
+                out = call(i)
+                _event_record(end)
+                host_ms = (_perf_counter() - t0) * 1e3
+                _cuda_sync(self.device)
+                del out
+                covered = host_ms < HEAD_START_MARGIN * _event_elapsed(flushed, start)
+                longest = max(longest, host_ms)
+                if not covered:
+                    break
+                if i >= warmup:
+                    times.append(_event_elapsed(start, end))
+                i += 1
+            else:
+                return GpuAlone(times, head_ms, None, longest)
+            if host_ms > HEAD_START_MAX_MS:
+                break
+            head_ms = min(HEAD_START_MAX_MS, max(2 * head_ms, HEAD_START_FACTOR * host_ms))
+        return GpuAlone([], head_ms, f"the host's work for one call ({host_ms:.1f} ms) outlasted a head start of "
+                        f"{head_ms:.1f} ms on the GPU: the forward waits for the GPU (a host sync) or enqueues more "
+                        f"than the launch queue holds", longest)
+
+    def _spin_rate(self) -> float:
+        """Spin-kernel cycles per GPU millisecond, timed here (the SM clock moves with the GPU's state)."""
+        n = 2_000_000
+        rates = []
+        for _ in range(3):
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _event_record(start)
+            _spin(n)
+            _event_record(end)
+            _cuda_sync(self.device)
+            rates.append(n / max(_event_elapsed(start, end), 1e-3))
+        return max(rates)  # the fastest clock seen: a spin sized by it lasts at least as long as asked
+
+
+# The head start ahead of a GPU-alone call: at least 10 ms, and HEAD_START_FACTOR times the host's work for a call
+# when that was longer (level-4 models enqueue for tens of ms); a trial counts only if the host's work took under
+# HEAD_START_MARGIN of the spin's GPU time (the launch queue's latency to the GPU is microseconds).
+HEAD_START_MIN_MS = 10.0
+HEAD_START_FACTOR = 3.0
+HEAD_START_MARGIN = 0.9
+HEAD_START_MAX_MS = 2000.0
+HEAD_START_ATTEMPTS = 4
+
+
+@dataclass
+class GpuAlone:
+    times_ms: list
+    head_start_ms: float | None
+    error: str | None
+    host_ms_max: float = 0.0  # the longest host work for one call seen, covered or not
+
+    @property
+    def median_ms(self) -> float | None:
+        return statistics.median(self.times_ms) if self.times_ms else None
 
 
 def _tensors(out) -> list:

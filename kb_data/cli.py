@@ -146,24 +146,26 @@ def cmd_baselines_ship(args) -> int:
 
 
 def cmd_baselines_spread(args) -> int:
-    from .harness.baselines import read_rows, run_to_run_spread
+    from .harness.baselines import SPREAD_KINDS, read_rows, run_to_run_spread
 
     res = run_to_run_spread(read_rows(args.first), read_rows(args.second), args.min_ms)
     pct = lambda x: "-" if x is None else f"{100 * x:+.1f}%"
     ms = lambda x: "-" if x is None else f"{x:.4f}"
     short = lambda t: "compile" if t == "torch_compile" else "eager"
-    print("| problem | eager 1 | eager 2 | diff | compile 1 | compile 2 | diff | choice 1 / 2 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    # the GPU-alone columns only where both files have such medians (rows of schema 1.3 or later)
+    kinds = [k for k in SPREAD_KINDS if k in ("eager", "compile") or any(r[k][2] is not None for r in res["rows"])]
+    names = {"eager": "eager", "compile": "compile", "eager_gpu": "eager GPU", "compile_gpu": "compile GPU"}
+    print("| problem | " + " | ".join(f"{names[k]} 1 | {names[k]} 2 | diff" for k in kinds) + " | choice 1 / 2 |")
+    print("|---|" + "---:|---:|---:|" * len(kinds) + "---|")
     for r in res["rows"]:
-        e, c = r["eager"], r["compile"]
-        print(f"| `{r['problem_id']}` | {ms(e[0])} | {ms(e[1])} | {pct(e[2])} | {ms(c[0])} | {ms(c[1])} | {pct(c[2])} "
-              f"| {short(r['choice'][0])} / {short(r['choice'][1])} |")
+        cells = " | ".join(f"{ms(r[k][0])} | {ms(r[k][1])} | {pct(r[k][2])}" for k in kinds)
+        print(f"| `{r['problem_id']}` | {cells} | {short(r['choice'][0])} / {short(r['choice'][1])} |")
     s = res["summary"]
     print(f"\n{s['problems']} problems in both, {s['flipped']} baseline choice(s) flipped; over {args.min_ms} ms:")
-    for kind in ("eager", "compile"):
+    for kind in kinds:
         k = s[kind]
         if k["n"]:
-            print(f"  {kind}: median |diff| {100 * k['median_abs']:.1f}%, max {100 * k['max_abs']:.1f}%, "
+            print(f"  {names[kind]}: median |diff| {100 * k['median_abs']:.1f}%, max {100 * k['max_abs']:.1f}%, "
                   f"under 3%: {k['under_3pct']}/{k['n']}")
     if s["calibration"]:
         print("calibration, second / first (median over the matched rows): "

@@ -22,7 +22,8 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.2"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines
+SCHEMA_VERSION = "1.3"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+# 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected")
@@ -221,6 +222,12 @@ class Problem(Record):
     schema_version: str = _f(STR, SCHEMA_VERSION)
 
 
+GPU_ALONE_DOC = ("median of the same calls with the host's work out of the interval: a spin kernel between the L2 flush and "
+                 "the start event outlasts the host's enqueueing of the call (kb_data.harness.timing.Timer.run_gpu_alone). "
+                 "Repeats within ~1% between processes where eager_ms, which holds the host's pace, moves by up to 30%; "
+                 "null off a GPU and on rows measured before schema 1.3")
+
+
 @dataclass
 class Baseline(Record):
     """One timing of a problem's reference on one GPU and software stack."""
@@ -238,6 +245,9 @@ class Baseline(Record):
     compile_p10_ms: float = _f(F64)
     compile_p90_ms: float = _f(F64)
     compile_error: str = _f(STR)
+    eager_gpu_ms: float = _f(F64, doc=GPU_ALONE_DOC)
+    compile_gpu_ms: float = _f(F64, doc="as eager_gpu_ms, for the torch.compile median")
+    gpu_alone_error: str = _f(STR, doc="why a GPU-alone median is null on a row measured with schema 1.3 or later")
     baseline_ms: float = _f(F64)
     baseline_type: str = _f(STR, enum=BASELINE_TYPES)
     p10_ms: float = _f(F64, doc="spread of the chosen baseline")

@@ -154,6 +154,18 @@ def test_static_checks_see_timer_patching():
     assert static_checks("x = 1\n", "s.py")["findings"] == []
 
 
+def test_a_torch_compile_in_the_source_counts_against_it_only_where_custom_kernels_are_required():
+    """The static finding for torch.compile (calls_reference_ops) rejects a submission by default; with framework
+    ops allowed (`--allow-framework`, the reference graded as itself) it is not raised, as the profiler's check of
+    the same flag is off then. The compile here is never called: the finding is the source's alone."""
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    code = problem.code + "\n_never_called = lambda m: torch.compile(m)\n"
+    strict = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1))[0]
+    allowed = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1, require_custom_kernel=False))[0]
+    assert strict.status == "rejected" and "calls_reference_ops" in strict.flags, (strict.status, strict.flags)
+    assert allowed.status == "ok" and "calls_reference_ops" not in allowed.flags, (allowed.status, allowed.flags, allowed.error)
+
+
 def test_timer_surface_detects_replacement(monkeypatch):
     snap = timing.snapshot_surface()
     assert timing.timer_surface_changes(snap) == []
@@ -680,6 +692,38 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     assert res == {"flags": [], "flag_details": {}}
 
 
+def test_spread_reports_the_gpu_alone_medians_where_both_rows_have_them(tmp_path, capsys):
+    """Rows of schema 1.3 carry the GPU's work alone beside the graded medians; `spread` compares those too, and
+    prints their columns only when the files have them."""
+    from kb_data.cli import main
+    from kb_data.harness.baselines import run_to_run_spread
+    from kb_data.schema import Baseline
+
+    base = {"suite": "v3", "gpu": "H200", "status": "ok", "timing_method": "flush_queued", "baseline_type": "pytorch_eager"}
+    row = lambda pid, eager, gpu: dict(base, problem_id=pid, eager_ms=eager, baseline_ms=eager, eager_gpu_ms=gpu)
+    first = [row("a", 0.40, 0.300), row("b", 0.50, 0.400), row("c", 0.30, None)]
+    second = [row("a", 0.52, 0.303), row("b", 0.45, 0.398), row("c", 0.33, None)]
+    for r in first + second:
+        Baseline(**r).validate()
+    s = run_to_run_spread(first, second)["summary"]
+    assert s["eager"]["n"] == 3 and s["eager"]["under_3pct"] == 0 and round(s["eager"]["max_abs"], 2) == 0.30
+    assert s["eager_gpu"]["n"] == 2 and s["eager_gpu"]["under_3pct"] == 2 and round(s["eager_gpu"]["max_abs"], 3) == 0.01
+    assert s["compile_gpu"]["n"] == 0
+    for name, rows in (("a", first), ("b", second)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["baselines", "spread", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "| eager GPU 1 | eager GPU 2 | diff |" in out and "compile GPU 1" not in out
+    assert "| `a` | 0.4000 | 0.5200 | +30.0% | - | - | - | 0.3000 | 0.3030 | +1.0% | eager / eager |" in out
+    assert "eager GPU: median |diff| 0.8%, max 1.0%, under 3%: 2/2" in out
+    # rows without the figures (before 1.3): the table is as it was
+    old = [{k: v for k, v in r.items() if k != "eager_gpu_ms"} for r in first]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    main(["baselines", "spread", str(tmp_path / "old.jsonl"), str(tmp_path / "old.jsonl")])
+    assert "GPU" not in capsys.readouterr().out
+
+
 def test_spread_compares_the_calibrations_of_the_two_measurements():
     """Rows that carry a calibration (the sweep's fixed GPU work, timed in the chunk that measured them): the
     spread's summary gives second / first for each figure, a median over the matched rows; rows without one, or
@@ -803,6 +847,41 @@ def test_sweep_rows_on_the_gpu_carry_their_chunks_calibration(tmp_path):
     print(f"calibrations {[r['calibration'] for r in rows]}", flush=True)
     assert len(rows) == 2 and rows[0]["calibration"] == rows[1]["calibration"]
     assert set(rows[0]["calibration"]) == set(timing.CALIBRATION_WORK) and rows[0]["calibration"]["copy_ms"] > 0.4
+    # and the GPU's work alone, which is no longer than the graded median (that one holds the host's work too)
+    print(f"GPU alone {[(r['eager_ms'], r['eager_gpu_ms']) for r in rows]}", flush=True)
+    for r in rows:
+        assert r["gpu_alone_error"] is None and 0 < r["eager_gpu_ms"] <= 1.02 * r["eager_ms"], r
+
+
+@pytest.mark.gpu
+def test_the_gpu_alone_median_leaves_the_hosts_work_out_and_refuses_a_host_sync():
+    """Timer.run_gpu_alone on three calls of one small kernel: with 2 ms of host work before the launch the graded
+    median holds it and the GPU-alone one does not; 40 ms of host work outlasts the first head start (10 ms), which
+    grows until it covers it; a forward that reads a value back to the host cannot be covered at all."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    x = torch.randn(1 << 20, device="cuda:0")
+
+    def busy(ms):
+        def call(_i):
+            t0 = time.perf_counter()
+            while (time.perf_counter() - t0) * 1e3 < ms:
+                pass
+            return x * 2
+        return call
+
+    timer = timing.Timer("cuda:0")
+    graded = timer.run(busy(2.0), warmup=3, trials=30).median_ms
+    alone = timer.run_gpu_alone(busy(2.0), trials=30)
+    kernel = timer.run_gpu_alone(busy(0.0), trials=30)
+    long = timer.run_gpu_alone(busy(40.0), trials=10)
+    synced = timer.run_gpu_alone(lambda _i: (x * 2).sum().item(), trials=10)
+    print(f"graded {graded:.4f} alone {alone.median_ms:.4f} kernel {kernel.median_ms:.4f}; 40 ms host: head start "
+          f"{long.head_start_ms} median {long.median_ms}; sync: {synced.error}", flush=True)
+    assert graded > 1.9 and alone.error is None and alone.median_ms < 0.2
+    assert abs(alone.median_ms - kernel.median_ms) < 0.02 + 0.1 * kernel.median_ms
+    assert long.error is None and long.head_start_ms >= 40 and long.median_ms < 0.2
+    assert synced.median_ms is None and "waits for the GPU" in synced.error
 
 
 @pytest.mark.gpu
