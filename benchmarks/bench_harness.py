@@ -652,6 +652,7 @@ def noise(args) -> dict:
     index = BaselineIndex.from_files([args.baselines])
     baseline_type = "torch_compile" if args.compiled else "pytorch_eager"
     ids = ps.ids("v3") if args.compiled else ps.ids("v3", "level1") + ps.ids("v3", "level2")
+    ids = [pid for pid in ids if pid in args.problems.split(",")] if args.problems else ids
     extra = {"min_timed_ms": args.min_timed_ms} if args.min_timed_ms is not None else {}
     out = {}
     for pid in ids:
@@ -701,7 +702,7 @@ def main() -> None:
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
     ap.add_argument("--compiled", action="store_true", help="noise: the problems whose baseline is torch.compile")
-    ap.add_argument("--problems", help="pairing, stability, host-share: comma-separated problem ids")
+    ap.add_argument("--problems", help="pairing, stability, host-share, noise: comma-separated problem ids")
     ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share: print the report of a saved run (.json or .json.gz) "
                     "and exit (stability: with --baselines, also against that file's eager medians)")
     ap.add_argument("--per-gpu", type=int, default=30)

@@ -10,7 +10,7 @@
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
 #   noise-long the same with a 400 ms floor on each paired loop (the default since; run 4 of BENCHMARKS.md)
 #   noise-compiled  the same for every problem whose baseline is torch.compile, the submission compiled as the reference
-#              ($NOISE_BASELINES: the rows to pair with, default the shipped file)
+#              ($NOISE_BASELINES: the rows to pair with, default the shipped file; $NOISE_PROBLEMS: a comma-separated subset)
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
 #   sweep-v3   eager + torch.compile baselines of every NVIDIA v3 problem (resumable: point $SWEEP_OUT at the last file)
@@ -48,8 +48,8 @@ for step in "$@"; do
     noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
     noise-compiled) timeout "${NOISE_TIMEOUT:-400}" python benchmarks/bench_harness.py noise --compiled \
-               --baselines "${NOISE_BASELINES:-kb_data/data/baselines_h200.jsonl}" --repeats "${REPEATS:-2}" --out "$OUT" \
-               > "$OUT/noise_compiled.log" 2>&1 ;;
+               --baselines "${NOISE_BASELINES:-kb_data/data/baselines_h200.jsonl}" --repeats "${REPEATS:-2}" ${NOISE_PROBLEMS:+--problems "$NOISE_PROBLEMS"} \
+               --out "$OUT" > "$OUT/noise_compiled.log" 2>&1 ;;
     overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
     pool) timeout 300 python benchmarks/bench_harness.py pool --n 50 --naive 5 --out "$OUT" > "$OUT/pool.log" 2>&1 ;;
     sweep-v3) timeout "${SWEEP_TIMEOUT:-560}" python -m kb_data.cli baselines measure --suite v3 --compile-budget 200 \

@@ -246,6 +246,12 @@ def _outputs(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+def _copy_outputs(out):
+    """The outputs with every tensor cloned (the container and anything else as they are)."""
+    copy_one = lambda o: o.detach().clone() if isinstance(o, torch.Tensor) else o
+    return type(out)(copy_one(o) for o in out) if isinstance(out, (tuple, list)) else copy_one(out)
+
+
 def check_output_type(out) -> str | None:
     """A plain tensor (or tuple of them) is required; subclasses can defer or fake the work."""
     for o in _outputs(out):
@@ -582,6 +588,9 @@ def check_correctness(mod, ref, cand, rules, device, seeds, atol, rtol, res, ctx
                 if _overlaps(span, in_spans):
                     _flag(res, "output_aliases_input", f"seed {seed}: the output shares storage with an input")
                 reused |= span[0] in ctx["ref_ptrs"]
+        # Kept as a copy: a CUDA-graph replay (torch.compile's reduce-overhead, a captured graph) returns the same
+        # static buffers on every call, which the candidate's next call below (the bitwise repeat) overwrites.
+        out = _copy_outputs(out)
         ref_out = _call(ref, ref_inputs, seed, "the reference")
         timing.synchronize(device)
         for o in _outputs(ref_out):
