@@ -42,12 +42,12 @@
         flush and the start event, so that the host has queued the whole forward before the GPU reaches it (GPU work
         alone: execute.time_model_gpu_alone, as the sweep's `*_gpu_ms`; the seventh session's run used a fixed spin);
         eager, and under torch.compile for v3. Across processes, the second should repeat where the first does not.
-    python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS] [--compiled]
+    python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS] [--compiled module|method]
         the reference graded as its own submission on every v3 level-1/2 problem whose
         baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
         harness's floor on the timed loop's length (timing.MIN_PAIRED_MS). --compiled: every v3 problem whose
-        baseline is torch.compile, the submission being the reference under the same torch.compile (the paired
-        baseline is then compiled too, in the same worker).
+        baseline is torch.compile, the submission being the reference under torch.compile (the paired baseline is
+        then compiled too, in the same worker): as a module, the paired reference's call path, or as a bound method.
 """
 from __future__ import annotations
 
@@ -626,9 +626,26 @@ def host_share_report(runs) -> None:
                   f"{share:8.1%}  {spread(graded):6.1%} / {spread(alone):6.1%}")
 
 
-# The reference under the torch.compile its baseline row was timed with, as a v3 submission (`Model`, same state-dict
-# keys: the compiled forward is a function attribute, not a submodule).
-COMPILED_SELF = """
+# The reference under torch.compile as a v3 submission (`Model`, the reference's state-dict keys). "module": compiled as
+# the harness compiles the paired reference, torch.compile of a module: a shallow copy of the submission that shares its
+# parameter, buffer and submodule dicts (so loaded weights reach it) and runs the reference's forward, kept out of the
+# state dict. "method": torch.compile of the bound forward, a shorter call path (fewer guards) than a module's.
+COMPILED_SELF = {"module": """
+
+import copy as _copy
+_Reference = Model
+
+
+class Model(_Reference):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        twin = _copy.copy(self)
+        twin.__class__ = _Reference
+        self.__dict__["_compiled"] = torch.compile(twin, mode="{mode}")
+
+    def forward(self, *args):
+        return self.__dict__["_compiled"](*args)
+""", "method": """
 
 _Reference = Model
 
@@ -640,7 +657,7 @@ class Model(_Reference):
 
     def forward(self, *args):
         return self._compiled_forward(*args)
-"""
+"""}
 
 
 def noise(args) -> dict:
@@ -660,7 +677,7 @@ def noise(args) -> dict:
         row = index.lookup(pid, args.gpu, timing_method="flush_queued")
         if row is None or row["baseline_type"] != baseline_type:
             continue
-        code = problem.code + (COMPILED_SELF.format(mode=problem.rules["compile_mode"]) if args.compiled else "")
+        code = problem.code + (COMPILED_SELF[args.compiled].format(mode=problem.rules["compile_mode"]) if args.compiled else "")
         runs = []
         for i in range(args.repeats):
             r, _ = grade(problem, code + f"\n# repeat {i}\n",
@@ -682,13 +699,23 @@ def noise(args) -> dict:
         for x in runs:
             if x["status"] != "ok":
                 print(f"    {x['status']}: {x['flags']} {str(x['error'])[:200]}")
-        _write(args.out, "bench_harness_noise_compiled.json" if args.compiled else "bench_harness_noise.json", out)  # a run cut by a time limit keeps what it measured
+        _write(args.out, f"bench_harness_noise_compiled_{args.compiled}.json" if args.compiled else "bench_harness_noise.json", out)  # a run cut by a time limit keeps what it measured
+    noise_report(out)
+    return out
+
+
+def noise_report(out: dict) -> None:
+    """Per ratio over every run: min, median, max and how many are within 1.00 +/- 0.02; then how far each problem's
+    repeats of the record's speedup are apart."""
     for kind in ("paired", "medians", "alone", "stored"):
         flat = [x[kind] for v in out.values() for x in v["runs"] if x[kind]]
         if flat:
             print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
                   f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
-    return out
+    gaps = [max(xs) / min(xs) - 1 for xs in ([x["paired"] for x in v["runs"] if x["paired"]] for v in out.values()) if len(xs) > 1]
+    if gaps:
+        print(f"paired, max/min of a problem's repeats: median {statistics.median(gaps):.1%}, max {max(gaps):.1%} "
+              f"({len(gaps)} problems)")
 
 
 def main() -> None:
@@ -701,9 +728,10 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
-    ap.add_argument("--compiled", action="store_true", help="noise: the problems whose baseline is torch.compile")
+    ap.add_argument("--compiled", choices=sorted(COMPILED_SELF), help="noise: the problems whose baseline is torch.compile, "
+                    "the submission compiled as a module (as the paired reference is) or as its bound forward")
     ap.add_argument("--problems", help="pairing, stability, host-share, noise: comma-separated problem ids")
-    ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share: print the report of a saved run (.json or .json.gz) "
+    ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share, noise: print the report of a saved run (.json or .json.gz) "
                     "and exit (stability: with --baselines, also against that file's eager medians)")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
@@ -712,6 +740,8 @@ def main() -> None:
         return stability_report(json.loads(args.report.read_text()), args.baselines)
     if args.what == "host" and args.report:
         return host_report(json.loads(args.report.read_text()))
+    if args.what == "noise" and args.report:
+        return noise_report(json.loads(args.report.read_text()))
     if args.what == "host-share" and args.report:
         return host_share_report(json.loads(args.report.read_text()))
     if args.what == "pairing" and args.report:

@@ -10,6 +10,7 @@
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
 #   noise-long the same with a 400 ms floor on each paired loop (the default since; run 4 of BENCHMARKS.md)
 #   noise-compiled  the same for every problem whose baseline is torch.compile, the submission compiled as the reference
+#              (COMPILED=module, the default: as the paired reference is; COMPILED=method: its bound forward)
 #              ($NOISE_BASELINES: the rows to pair with, default the shipped file; $NOISE_PROBLEMS: a comma-separated subset)
 #   overhead   wall time of a grade whose baseline is known (Triton GELU, the reference)
 #   pool       50 cheap submissions through the worker pool, against a fresh process for each
@@ -47,7 +48,7 @@ for step in "$@"; do
                --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
     noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
-    noise-compiled) timeout "${NOISE_TIMEOUT:-400}" python benchmarks/bench_harness.py noise --compiled \
+    noise-compiled) timeout "${NOISE_TIMEOUT:-400}" python benchmarks/bench_harness.py noise --compiled "${COMPILED:-module}" \
                --baselines "${NOISE_BASELINES:-kb_data/data/baselines_h200.jsonl}" --repeats "${REPEATS:-2}" ${NOISE_PROBLEMS:+--problems "$NOISE_PROBLEMS"} \
                --out "$OUT" > "$OUT/noise_compiled.log" 2>&1 ;;
     overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;

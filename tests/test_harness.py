@@ -521,14 +521,15 @@ def test_compile_placement_waits_for_room_and_runs_oversized_problems_alone():
 
 
 def test_run_to_run_spread_of_the_h200_repeat():
-    """`kb baselines spread` on the shipped H200 v3 rows (the sweep of 2026-12-01) and the 12-problem repeat measured
-    in the next device call: the figures BENCHMARKS.md reports (median |diff| 9.7% eager, 17.1% compile, one choice
-    flipped: the sweep's machine was slower)."""
+    """`kb baselines spread` on the fifth session's H200 v3 sweep and the 12-problem repeat measured in the next device
+    call: the figures BENCHMARKS.md reports (median |diff| 9.7% eager, 17.1% compile, one choice flipped: the sweep's
+    machine was slower)."""
     from kb_data.harness.baselines import read_rows, run_to_run_spread
-    from kb_data.paths import CHECKOUT, DATA_DIR
+    from kb_data.paths import CHECKOUT
 
-    repeat = CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_s5_2026-12-01.jsonl"
-    res = run_to_run_spread(read_rows(DATA_DIR / "baselines_h200.jsonl"), read_rows(repeat))
+    results = CHECKOUT / "benchmarks" / "results"
+    repeat = results / "h200_baselines_repeat_s5_2026-12-01.jsonl"
+    res = run_to_run_spread(read_rows(results / "h200_baselines_v3_s5_2026-12-01.jsonl"), read_rows(repeat))
     s, by_id = res["summary"], {r["problem_id"]: r for r in res["rows"]}
     assert s["problems"] == 12 and s["flipped"] == 1
     assert by_id["v3/level2/17_Conv2d_InstanceNorm_Divide"]["choice"] == ("torch_compile", "pytorch_eager")
@@ -538,6 +539,52 @@ def test_run_to_run_spread_of_the_h200_repeat():
     # the same file against itself: no spread at all
     same = run_to_run_spread(read_rows(repeat), read_rows(repeat))["summary"]
     assert same["eager"]["max_abs"] == 0 and same["flipped"] == 0
+
+
+def test_gpu_alone_medians_of_the_eighth_session_repeat_within_3_percent():
+    """The shipped v3 rows (the eighth session's sweep, schema 1.3) against the repeat subset measured in the next call
+    on the same machine and two calls later on another: the graded medians move as before, the GPU-alone ones stay
+    within 3% but for one compiled problem (BENCHMARKS.md, Run-to-run spread)."""
+    from kb_data.harness.baselines import read_rows, run_to_run_spread
+    from kb_data.paths import CHECKOUT, DATA_DIR
+
+    shipped = [r for r in read_rows(DATA_DIR / "baselines_h200.jsonl") if r["suite"] == "v3" and r.get("timing_method") == "flush_queued"]
+    # 2 references fail (documented upstream defects); 4 wait for the GPU inside forward: no GPU-alone figure
+    assert len(shipped) == 60 and sum(r["eager_gpu_ms"] is not None for r in shipped) == 54
+    results = CHECKOUT / "benchmarks" / "results"
+    same = run_to_run_spread(shipped, read_rows(results / "h200_baselines_repeat_v3_s8c2_2026-12-01.jsonl"))["summary"]
+    other = run_to_run_spread(shipped, read_rows(results / "h200_baselines_repeat_v3_s8c4_2026-12-01.jsonl"))["summary"]
+    assert same["problems"] == 12 and other["problems"] == 9
+    assert (same["eager_gpu"]["under_3pct"], same["compile_gpu"]["under_3pct"]) == (12, 11)
+    assert (other["eager_gpu"]["under_3pct"], other["compile_gpu"]["under_3pct"]) == (9, 9)
+    assert round(same["compile_gpu"]["max_abs"], 3) == 0.032 and round(other["eager_gpu"]["max_abs"], 3) == 0.024
+    assert (same["eager"]["under_3pct"], same["compile"]["under_3pct"]) == (8, 4)
+    assert (other["eager"]["under_3pct"], other["compile"]["under_3pct"]) == (5, 2)
+
+
+def test_noise_of_the_paired_compiled_baseline_from_the_saved_runs():
+    """bench_harness.py noise --report on the eighth session's runs (BENCHMARKS.md, Noise): the reference under
+    torch.compile graded against its paired compiled self. Compiled as a module, as the paired reference is, the
+    speedup lands within 1.00 +/- 0.02 in 17 of 18 runs; compiled as its bound forward (a shorter call path) it
+    is 2-5% faster every time; and before correctness kept a copy of the outputs, every run was a runtime error."""
+    import subprocess
+    import sys
+
+    from kb_data.paths import CHECKOUT
+
+    def report(name):
+        saved = CHECKOUT / "benchmarks" / "results" / f"h200_noise_compiled_{name}_2026-12-01.json"
+        return subprocess.run([sys.executable, str(CHECKOUT / "benchmarks" / "bench_harness.py"), "noise", "--report",
+                               str(saved)], capture_output=True, text=True, check=True).stdout
+
+    module, method = report("module_s8c4"), report("method_s8c3")
+    assert "paired  9 problems, 18 runs: min 0.967 median 0.996 max 1.010; within 1.00+/-0.02: 17/18" in module
+    assert "paired  9 problems, 18 runs: min 1.022 median 1.036 max 1.053; within 1.00+/-0.02: 0/18" in method
+    assert "paired, max/min of a problem's repeats: median 0.8%, max 1.4% (9 problems)" in method
+    before = json.loads((CHECKOUT / "benchmarks" / "results" / "h200_noise_compiled_method_s8c2_2026-12-01.json").read_text())
+    runs = [r for v in before.values() for r in v["runs"]]
+    assert len(runs) == 34  # 17 problems before the time limit
+    assert all(r["status"] == "runtime_error" and "overwritten by a subsequent run" in r["error"] for r in runs)
 
 
 def test_run_to_run_spread_of_the_v01_repeat_with_calibrations():
