@@ -205,15 +205,15 @@ class Timer:
         if not self.cuda:
             return GpuAlone([], None, "not a GPU")
         cycles_per_ms = self._spin_rate()
-        head_ms, times, longest = HEAD_START_MIN_MS, [], 0.0
-        for attempt in range(HEAD_START_ATTEMPTS):
-            times, longest, i = [], 0.0, 0
+        head_ms, longest = HEAD_START_MIN_MS, 0.0
+        for _ in range(HEAD_START_ATTEMPTS):
+            times, i = [], 0
             while len(times) < trials:
                 if prepare is not None:
                     prepare(i)
                 flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
                 self.flush()
-                _event_record(flushed)
+                _event_record(flushed)  # after the flush: flushed -> start is the spin alone
                 t0 = _perf_counter()
                 _spin(int(head_ms * cycles_per_ms))
                 _event_record(start)
