@@ -205,7 +205,7 @@ class Timer:
         if not self.cuda:
             return GpuAlone([], None, "not a GPU")
         cycles_per_ms = self._spin_rate()
-        head_ms, longest = HEAD_START_MIN_MS, 0.0
+        head_ms = HEAD_START_MIN_MS
         for _ in range(HEAD_START_ATTEMPTS):
             times, i = [], 0
             while len(times) < trials:
@@ -222,21 +222,19 @@ class Timer:
                 host_ms = (_perf_counter() - t0) * 1e3
                 _cuda_sync(self.device)
                 del out
-                covered = host_ms < HEAD_START_MARGIN * _event_elapsed(flushed, start)
-                longest = max(longest, host_ms)
-                if not covered:
+                if host_ms >= HEAD_START_MARGIN * _event_elapsed(flushed, start):  # not covered: the GPU may have waited for the host
                     break
                 if i >= warmup:
                     times.append(_event_elapsed(start, end))
                 i += 1
             else:
-                return GpuAlone(times, head_ms, None, longest)
+                return GpuAlone(times, head_ms, None)
             if host_ms > HEAD_START_MAX_MS:
                 break
             head_ms = min(HEAD_START_MAX_MS, max(2 * head_ms, HEAD_START_FACTOR * host_ms))
         return GpuAlone([], head_ms, f"the host's work for one call ({host_ms:.1f} ms) outlasted a head start of "
                         f"{head_ms:.1f} ms on the GPU: the forward waits for the GPU (a host sync) or enqueues more "
-                        f"than the launch queue holds", longest)
+                        f"than the launch queue holds")
 
     def _spin_rate(self) -> float:
         """Spin-kernel cycles per GPU millisecond, timed here (the SM clock moves with the GPU's state)."""
@@ -267,7 +265,6 @@ class GpuAlone:
     times_ms: list
     head_start_ms: float | None
     error: str | None
-    host_ms_max: float = 0.0  # the longest host work for one call seen, covered or not
 
     @property
     def median_ms(self) -> float | None:

@@ -148,6 +148,31 @@ def test_known_baseline_is_used_and_not_remeasured():
     assert base is not None and rec.ref_ms != 12.5
 
 
+STATIC_BUFFER_GELU = '''
+import math, torch, torch.nn as nn
+class Model(nn.Module):
+    """Returns the same buffer on every call, as a CUDA-graph replay does, and is not bitwise repeatable."""
+    def __init__(self):
+        super().__init__()
+        self.calls, self.buf = 0, None
+    def forward(self, x):
+        if self.buf is None or self.buf.shape != x.shape:
+            self.buf = torch.empty_like(x)
+        self.calls += 1
+        torch.mul(0.5 * x, 1.0 + torch.erf(x / math.sqrt(2.0)), out=self.buf)
+        self.buf.add_(1e-7 * (self.calls % 2))
+        return self.buf
+'''
+
+
+def test_the_bitwise_repeat_compares_two_runs_of_a_static_output_buffer():
+    """A submission that returns one buffer on every call (a CUDA graph's static output) used to meet the bitwise
+    repeat check with that buffer compared to itself; correctness now keeps a copy of the first run's output."""
+    rec = _grade(STATIC_BUFFER_GELU)
+    assert "nondeterministic" in rec.flags, (rec.status, rec.flags, rec.error)
+    assert "nondeterministic" not in _grade(HONEST_GELU).flags
+
+
 def test_static_checks_see_timer_patching():
     found = static_checks("import time\ntime.perf_counter = lambda: 0\nsetattr(torch.cuda, 'synchronize', None)\n", "s.py")
     assert [k for k, _ in found["findings"]] == ["timer_tampered", "timer_tampered"]
