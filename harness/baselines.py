@@ -19,7 +19,7 @@ MEASURED_FIELDS = ("eager_ms", "eager_p10_ms", "eager_p90_ms", "compile_ms", "co
 
 
 def measured_fields(measured: dict, **override) -> dict:
-    """A Baseline's fields from what execute.measure_baseline returned (status: error when the reference failed)."""
+    """A Baseline's fields from what reference.measure_baseline returned (status: error when the reference failed)."""
     out = {k: measured.get(k) for k in MEASURED_FIELDS}
     out["status"] = "ok" if measured.get("eager_ms") is not None else "error"
     return {**out, **override}

@@ -7,6 +7,7 @@ resumes where it stopped: a (problem, solution hash, model) already in the file 
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -65,12 +66,24 @@ def _key(problem_id: str, sol_sha: str, model: str | None) -> str:
     return f"{problem_id}|{sol_sha}|{model or ''}"
 
 
+class OutputBusy(RuntimeError):
+    """Another batch holds the output folder."""
+
+
 class RecordSink:
-    """Append-only JSONL of records; the set of finished keys makes a batch resumable."""
+    """Append-only JSONL of records; the set of finished keys makes a batch resumable. Only the grading parent
+    writes it, and it holds an exclusive lock on the folder while it does (a second batch gets a clear error)."""
 
     def __init__(self, out_dir: Path):
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.dir / ".lock", "a")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise OutputBusy(f"{self.dir} is being written by another batch (its .lock is held); wait for it or "
+                             "choose another --out") from None
         self.path = self.dir / "records.jsonl"
         self.baselines_path = self.dir / "baselines.jsonl"
         self.lock = threading.Lock()
@@ -111,6 +124,9 @@ class RecordSink:
                 continue
         return rows
 
+    def close(self) -> None:
+        self._lock.close()
+
     def write_parquet(self) -> Path:
         import pyarrow.parquet as pq
 
@@ -122,8 +138,9 @@ class RecordSink:
 
 
 def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
-    """(job, problem, code, model) for every job not finished yet; unresolvable ones become records."""
-    todo = []
+    """(job, problem, code, model) for every job not finished yet and not already queued (a manifest that
+    names one submission twice grades it once)."""
+    todo, queued = [], set()
     for job in jobs:
         model = job.model or options.model
         try:
@@ -137,8 +154,10 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
             print(f"skip {job.submission}: {e}")
             continue
         sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
-        if _key(problem.problem_id, sha, model) in sink.done:
+        key = _key(problem.problem_id, sha, model)
+        if key in sink.done or key in queued:
             continue
+        queued.add(key)
         todo.append((job, problem, code, model))
     return todo
 
@@ -163,6 +182,7 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
     bar.close()
     if sink.path.exists():
         sink.write_parquet()
+    sink.close()
     return sink
 
 

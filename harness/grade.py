@@ -1,7 +1,8 @@
 """Grade one submission: the straight pipeline, parent side.
 
-    resolve problem -> static checks -> isolated worker (execute.py: build, correctness over
-    seeds, timing, dynamic checks) -> baseline -> roofline -> RunRecord
+    resolve problem -> static checks -> judge in a trusted worker (judge.py: reference, inputs, correctness
+    over seeds, paired timing, dynamic checks), the submission in a sandbox of its own (candidate.py)
+    -> baseline -> roofline -> RunRecord (written here only)
 
 `grade()` returns a RunRecord (and a Baseline row when the baseline had to be measured);
 it never raises for a bad submission.
@@ -14,7 +15,6 @@ import hashlib
 import json
 import os
 import platform
-import secrets
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -22,13 +22,16 @@ from pathlib import Path
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.gpus import gpu_key, roofline_ms
 from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta
+from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
+from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import device_lock, run_isolated
 
-EXCESSIVE_SPEEDUP = 10.0
-ROOFLINE_SLACK = 0.9  # a measured time below 90% of the physical floor cannot be honest
 DEFAULT_TIMEOUT_S = 600.0
+JUDGE_GRACE_S = 120.0          # the judge ends a slow submission itself; the worker's own limit is a backstop
+SANDBOX_BASE_BYTES = 6 << 30   # interpreter, torch, a CUDA context and an extension build
+SANDBOX_CPU_FACTOR = 4         # on a CPU the tensors live in host memory: inputs, outputs and temporaries
 
 # Names whose reassignment in a submission means it patches a timer or the harness.
 TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "synchronize", "elapsed_time", "record",
@@ -46,6 +49,8 @@ class Options:
     measure_baseline: bool | None = None   # None: only when no baseline row is known
     compile_baseline: bool | None = None   # None: as the rules say
     pair_reference: bool = True            # time the baseline's model (eager, or compiled on a GPU) beside the submission
+    sandbox: str = "auto"                  # auto | strict | strong | process | none (kb_data.harness.sandbox)
+    memory_limit_gb: float | None = None   # host memory of the submission's processes (default: sized by the problem)
     trials: int | None = None              # override the rules (tests, quick runs)
     warmup: int | None = None
     run_dir: str | None = None
@@ -118,7 +123,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     """Grade `code` (a submission's source) against `problem`; returns the record and any measured baseline."""
     opt = options or Options()
     device = opt.device or default_device()
-    rules = problem.rules
+    rules = with_checks(problem.rules)
     sol_sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     problems_revision = problems_revision or problems_revision_of(problem)
@@ -144,10 +149,11 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     # a stored baseline timed another way (an older harness) would make the speedup compare two different clocks
     known = (baselines or BaselineIndex([])).lookup(problem.problem_id, gpu, torch.__version__, method)
     measure = opt.measure_baseline if opt.measure_baseline is not None else known is None
+    level = resolve_level(opt.sandbox)
     job = {
         "problem_id": problem.problem_id, "problem_code": problem.code, "rules": rules,
-        "submission_code": code, "submission_name": name, "device": device,
-        "secret_seed": secrets.randbelow(2**31 - 1) + 1, "measure_baseline": measure,
+        "submission_code": code, "submission_name": name, "device": device, "timeout_s": opt.timeout_s,
+        "sandbox_level": level, "memory_limit_bytes": _memory_limit(problem, device, opt), "measure_baseline": measure,
         "require_custom_kernel": opt.require_custom_kernel, "check_fp64": opt.check_fp64,
         "pair_reference": opt.pair_reference, "baseline_type": known["baseline_type"] if known else None,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
@@ -161,7 +167,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
             job[k] = getattr(opt, k)
     job.update(opt.extra)
     with device_lock(device):
-        result = run_isolated(job, opt.timeout_s)
+        result = run_isolated(job, opt.timeout_s + JUDGE_GRACE_S)
     for kind, detail in static["findings"]:
         if kind == "calls_reference_ops" and not opt.require_custom_kernel:
             continue  # framework ops allowed: torch.compile is one (the profiler's check is off too)
@@ -192,8 +198,18 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     return rec, baseline_row
 
 
+def _memory_limit(problem: LoadedProblem, device: str, opt: Options) -> int:
+    if opt.memory_limit_gb:
+        return int(opt.memory_limit_gb * 2**30)
+    need = SANDBOX_BASE_BYTES
+    if not device.startswith("cuda"):
+        need += SANDBOX_CPU_FACTOR * _meta_counts(problem.problem_id, problem.sha256, problem.code)[1]
+    return need
+
+
 def _finish(rec: RunRecord, result: dict, opt: Options, device: str) -> RunRecord:
     rec.status, rec.error = result.get("status"), result.get("error")
+    rec.sandbox = result.get("sandbox")
     rec.compiled = bool(result.get("compiled"))
     for k in ("max_abs_err", "max_rel_err", "atol", "rtol", "sol_ms", "sol_p10_ms", "sol_p90_ms", "n_trials",
               "precision_used", "seeds"):
@@ -222,13 +238,13 @@ def _apply_fail_flags(rec: RunRecord, result: dict) -> None:
     if failing and rec.status == "ok":
         rec.status = "rejected"
         rec.error = "anti-cheat: " + ", ".join(failing)
-    if rec.status != "ok":
-        rec.correct = False
-    if rec.correct and rec.ref_ms and rec.sol_ms:
+    if rec.status not in ("ok", "rejected"):
+        rec.correct = False  # `correct` is numeric correctness (upstream's meaning); status says whether it is accepted
+    if rec.status == "ok" and rec.correct and rec.ref_ms and rec.sol_ms:
         paired = result.get("paired_speedup") if rec.baseline_source == "paired" else None
         rec.speedup = paired or rec.ref_ms / rec.sol_ms
-    elif rec.status == "rejected" and rec.ref_ms and rec.sol_ms:
-        rec.speedup = None
+    else:
+        rec.speedup = None  # a rejected record earns no speedup, whatever its outputs
 
 
 def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
@@ -237,14 +253,15 @@ def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
         return
     flops, min_bytes = _meta_counts(problem.problem_id, problem.sha256, problem.code)
     floor = roofline_ms(rec.gpu, flops, min_bytes, rec.precision_used or "fp32")
+    rules = with_checks(problem.rules)
     details = json.loads(rec.flag_details) if rec.flag_details else {}
     if floor is not None:
         details["roofline_ms"] = floor
-        if rec.sol_ms < ROOFLINE_SLACK * floor:
+        if rec.sol_ms < rules["roofline_slack"] * floor:
             rec.flags = sorted(set(rec.flags) | {"exceeds_roofline"})
             details.setdefault("exceeds_roofline", f"{rec.sol_ms:.4g} ms is under the {floor:.4g} ms that {rec.gpu}'s "
                                                    f"peak compute and bandwidth allow for {flops} FLOPs and {min_bytes} bytes")
-    if rec.ref_ms and rec.sol_ms and rec.ref_ms / rec.sol_ms > EXCESSIVE_SPEEDUP:
+    if rec.ref_ms and rec.sol_ms and rec.ref_ms / rec.sol_ms > rules["excessive_speedup"]:
         rec.flags = sorted(set(rec.flags) | {"excessive_speedup"})
         details.setdefault("excessive_speedup", f"{rec.ref_ms / rec.sol_ms:.1f}x over the baseline")
     rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None

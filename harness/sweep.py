@@ -40,7 +40,7 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
     import torch
 
     from kb_data.problems import exec_problem_code
-    from kb_data.harness.execute import build_reference, compile_reference
+    from kb_data.harness.reference import build_reference, compile_reference
 
     t0 = time.monotonic()
     try:
@@ -67,7 +67,7 @@ def footprint_bytes(code: str, problem_id: str) -> int:
     import torch
 
     from kb_data.problems import exec_problem_code, tensor_bytes
-    from kb_data.harness.execute import _input_specs
+    from kb_data.harness.reference import _input_specs
 
     try:
         mod = exec_problem_code(code, problem_id)
@@ -135,7 +135,7 @@ def measure_chunk(job: dict) -> dict:
     import torch
 
     from kb_data.problems import exec_problem_code
-    from kb_data.harness.execute import (_first_lines, _input_sets, build_reference, measure_baseline,
+    from kb_data.harness.reference import (_first_lines, _input_sets, build_reference, measure_baseline,
                                          problem_degenerate_reason, use_gpu, versions)
     from kb_data.harness.timing import calibrate
 

@@ -1,14 +1,16 @@
-"""Isolation: every job runs in its own process, forked from a server that has torch imported.
+"""Every job's judge runs in its own trusted process, forked from a server that has torch imported.
 
 A fresh interpreter that imports torch and initialises CUDA costs seconds; forking from a
 forkserver that already imported torch (but never touched CUDA) costs milliseconds, and the
-child initialises CUDA for its own GPU. A crash, hang, CUDA fault or OOM kills only the
-child: the parent turns it into a result with a status and the next job forks a fresh child.
-Only one job at a time runs on a GPU (a lock file per device, shared by every `kb` process).
+child initialises CUDA for its own GPU. The judge (harness/judge.py) starts the submission in a
+sandbox of its own; a crash, hang, CUDA fault or OOM of the judge kills only this child: the parent
+turns it into a result with a status and the next job forks a fresh child. The result comes back as
+JSON. Only one job at a time runs on a GPU (a lock file per device, shared by every `kb` process).
 """
 from __future__ import annotations
 
 import fcntl
+import json
 import multiprocessing as mp
 import os
 import queue
@@ -19,7 +21,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-PRELOAD = ["torch", "kb_data.harness.execute"]
+PRELOAD = ["torch", "kb_data.harness.judge"]
 _ctx = None
 
 
@@ -41,16 +43,16 @@ def _child(job: dict, conn, log_path: str) -> None:
     if job.get("entry") == "baselines":
         from kb_data.harness.sweep import measure_chunk as run
     else:
-        from kb_data.harness.execute import execute as run
+        from kb_data.harness.judge import judge as run
     try:
         result = run(job)
-    except BaseException as e:  # execute() never raises; a sweep chunk may
+    except BaseException as e:  # judge() never raises; a sweep chunk may
         result = {"status": "crashed", "error": f"{type(e).__name__}: {e}"}
     try:
-        conn.send(result)
+        conn.send_bytes(json.dumps(result, default=str).encode())
         conn.close()
     finally:
-        os._exit(0)  # skip the submission's atexit handlers and finalizers
+        os._exit(0)  # skip atexit handlers and finalizers
 
 
 def _tail(path: str, n: int = 2000) -> str:
@@ -64,7 +66,7 @@ def _tail(path: str, n: int = 2000) -> str:
 
 
 def run_isolated(job: dict, timeout_s: float) -> dict:
-    """Run `execute(job)` in a fresh child; a timeout or a dead child becomes a result with a status."""
+    """Run `judge(job)` in a fresh child; a timeout or a dead child becomes a result with a status."""
     ctx = context()
     recv, send = ctx.Pipe(duplex=False)
     log = tempfile.NamedTemporaryFile(prefix="kb-job-", suffix=".log", delete=False)
@@ -76,7 +78,7 @@ def run_isolated(job: dict, timeout_s: float) -> dict:
     result, timed_out = None, False
     try:
         if recv.poll(timeout_s):
-            result = recv.recv()
+            result = json.loads(recv.recv_bytes().decode())
         else:
             timed_out = True
     except (EOFError, OSError):

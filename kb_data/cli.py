@@ -75,7 +75,11 @@ def cmd_eval(args) -> int:
     baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
     opt = Options(model=args.model, gpu=args.gpu, device=args.device, timeout_s=args.timeout, trials=args.trials,
                   warmup=args.warmup, require_custom_kernel=not args.allow_framework,
-                  measure_baseline=True if args.measure_baseline else None, pair_reference=not args.no_pair)
+                  measure_baseline=True if args.measure_baseline else None, pair_reference=not args.no_pair,
+                  sandbox=args.sandbox, memory_limit_gb=args.memory_limit_gb)
+    if args.sandbox == "none":
+        print("WARNING: --sandbox none: the submission runs with this user's rights, its network and its files "
+              "(its verdict is still decided in the judge's process)", file=sys.stderr)
     if args.batch:
         from .harness.batch import run_batch
 
@@ -220,6 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", default="auto", help="batch: 'auto' (one per visible GPU) or a number")
     p.add_argument("--ray", action="store_true", help="batch: run the jobs as Ray tasks")
     p.add_argument("--address", help="Ray cluster address")
+    p.add_argument("--sandbox", default="auto", choices=["auto", "strict", "strong", "process", "none"],
+                   help="isolation of the submission's process (SECURITY.md): auto, the strongest available; strict, "
+                   "refuse to run below strong; none, explicit and loud")
+    p.add_argument("--memory-limit-gb", type=float, help="host memory of the submission's processes (default: sized "
+                   "by the problem); an overrun ends as status memory_exceeded")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("baselines", help="baseline timings of the references")

@@ -20,6 +20,50 @@ PRECISION_CLASS = {
     "float4_e2m1fn_x2": "fp4",
 }
 
+# Families of heavy framework work, by the aten ops that do it and the vendor-library kernels that run it
+# (whoever launched them). A candidate that runs a family its problem's reference runs did not write that part.
+OP_FAMILIES = {
+    "gemm": {"ops": ["mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum", "_scaled_mm",
+                     "addbmm", "tensordot", "_addmm_activation"],
+             "kernels": r"gemm|cublas|cutlass|xmma|nvjet|sm\d+_xmma|gemv|splitKreduce|cask_|ampere_|hopper_"},
+    "conv": {"ops": ["convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                     "conv_transpose3d", "cudnn_convolution", "mkldnn_convolution", "conv_depthwise2d",
+                     "_conv_depthwise2d", "slow_conv2d_forward", "cudnn_convolution_transpose"],
+             "kernels": r"cudnn|implicit_convolve|precomputed_convolve|explicit_convolve|conv2d|convolve|fprop|dgrad|wgrad"},
+    "attention": {"ops": ["scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                          "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                          "_flash_attention_forward", "_efficient_attention_forward"],
+                  "kernels": r"flash_fwd|fmha|pytorch_flash|efficient_attention|cudnn.*attn"},
+    "norm": {"ops": ["native_layer_norm", "layer_norm", "native_group_norm", "group_norm", "native_batch_norm",
+                     "batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+                     "cudnn_batch_norm", "rms_norm", "_fused_rms_norm", "instance_norm"],
+             "kernels": r"layer_norm|group_norm|batch_norm|rms_norm|bn_fw|welford"},
+    "softmax": {"ops": ["_softmax", "softmax", "_log_softmax", "log_softmax", "cross_entropy_loss", "nll_loss_forward"],
+                "kernels": r"softmax"},
+    "pool": {"ops": ["max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
+                     "adaptive_avg_pool2d", "_adaptive_avg_pool2d"], "kernels": r"pool"},
+    "scan_sort": {"ops": ["cumsum", "cumprod", "sort", "topk", "argsort"], "kernels": r"radixSort|bitonicSort|gatherTopK|scan"},
+    "fft": {"ops": ["_fft_c2c", "_fft_r2c", "_fft_c2r"], "kernels": r"fft"},
+    "activation": {"ops": ["gelu", "silu", "mish", "hardswish", "softplus", "elu", "selu"], "kernels": r"gelu|silu"},
+    "resample": {"ops": ["upsample_bicubic2d", "upsample_bilinear2d", "upsample_nearest2d", "_embedding_bag",
+                         "grid_sampler_2d"], "kernels": r"upsample|grid_sampler"},
+}
+
+# The anti-cheat numbers every suite shares (our harness's, not upstream's): they travel in each row's rules.
+CHECKS = {
+    "tolerance_from": "reference_outputs",
+    "forbidden_op_families": sorted(OP_FAMILIES),
+    "excessive_speedup": 10.0,
+    "roofline_slack": 0.9,
+    "timing_bound_slack": 1.5,
+    "timing_bound_margin_ms": 1.0,
+    "reference_slowdown_limit": 3.0,
+    "reference_slowdown_min_ms": 0.1,
+    "precision_factor": 20.0,
+    "precision_floor": 5e-5,
+    "constant_rel": 1e-6,
+}
+
 SUITE_RULES = {
     "v0.1": {
         "suite": "v0.1",
@@ -42,6 +86,7 @@ SUITE_RULES = {
         "reference_after_candidate": True,
         "secret_seed": True,
         "fail_flags": list(DEFAULT_FAIL_FLAGS),
+        **CHECKS,
     },
     "v3": {
         "suite": "v3",
@@ -71,8 +116,30 @@ SUITE_RULES = {
         "reference_after_candidate": True,
         "secret_seed": True,
         "fail_flags": list(DEFAULT_FAIL_FLAGS),
+        **CHECKS,
     },
 }
+
+
+PRECISION_ORDER = ("fp4", "fp8", "bf16", "fp16", "fp32")  # least precise first
+
+
+def tolerance_precision(input_dtypes: list[str], output_dtypes: list[str], rules: dict) -> str:
+    """Our tolerance class: the least precise of the reference's floating outputs and floating inputs (an int8
+    first input no longer gives an fp16 problem the loose "other" class). The suite's published rule
+    (precision_from) is kept in `precision_class` for what upstream would say."""
+    if rules.get("precision_from") == "fixed_fp32":
+        return "fp32"
+    classes = [PRECISION_CLASS.get(d.replace("torch.", "")) for d in list(output_dtypes) + list(input_dtypes)]
+    classes = [c for c in classes if c in PRECISION_ORDER]
+    if not classes:
+        return precision_class(input_dtypes[0] if input_dtypes else None, rules)
+    return min(classes, key=PRECISION_ORDER.index)
+
+
+def with_checks(rules: dict) -> dict:
+    """Rules from an older dataset revision, completed with today's anti-cheat numbers where they lack them."""
+    return {**CHECKS, **{k: v for k, v in rules.items() if v is not None}}
 
 
 def rules_for(suite: str) -> dict:

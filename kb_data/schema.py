@@ -22,11 +22,15 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.3"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
-# 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error)
+SCHEMA_VERSION = "1.4"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+# 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
+# which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs
 
 SUITES = ("v0.1", "v3")
-STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected")
+STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
+# How the submission's process was isolated (kb_data.harness.sandbox): strong (namespaces, own uid, read-only
+# file system), process (own uid or the caller's, limits), none (asked for explicitly)
+SANDBOX_LEVELS = ("strong", "process", "none")
 BASELINE_TYPES = ("pytorch_eager", "torch_compile", "pytorch")  # "pytorch": upstream's older eager-only runs
 EAGER_BASELINE_TYPES = ("pytorch_eager", "pytorch")
 BASELINE_SOURCES = ("measured", "derived")  # timed on the GPU by `kb baselines measure`, or from published runs
@@ -60,9 +64,11 @@ FLAGS = (
     "lazy_output",          # a tensor subclass or deferred object instead of a plain tensor
     "exceeds_roofline",
     "excessive_speedup",
+    "check_failed",         # an anti-cheat check could not run on this submission: never a pass
+    "seed_independent_inputs",  # the problem's get_inputs ignores the seed: the harness varied the inputs itself
 )
 # Flags that only inform; every other flag fails a record unless a problem's rules say otherwise.
-INFORMATIONAL_FLAGS = ("excessive_speedup", "degenerate_problem")
+INFORMATIONAL_FLAGS = ("excessive_speedup", "degenerate_problem", "seed_independent_inputs")
 
 
 class SchemaError(ValueError):
@@ -106,6 +112,18 @@ RULES = pa.struct([
     ("reference_after_candidate", BOOL),
     ("secret_seed", BOOL),
     ("fail_flags", LIST_STR),
+    # the numbers behind the anti-cheat verdicts (schema 1.4): pinned with the rows like the tolerances
+    ("tolerance_from", STR),         # what the harness's own tolerance class follows (reference_outputs)
+    ("forbidden_op_families", LIST_STR),  # heavy work a candidate must not hand to the framework (kb_data.rules.OP_FAMILIES)
+    ("excessive_speedup", F64),      # a speedup over this is flagged (informational)
+    ("roofline_slack", F64),         # a time under this share of the physical floor fails
+    ("timing_bound_slack", F64),     # the judge's clock may show this many times the claimed time ...
+    ("timing_bound_margin_ms", F64),  # ... plus this (GPU; CPU: x 10) before the claim is called forged
+    ("reference_slowdown_limit", F64),  # paired reference slower than alone by this factor ...
+    ("reference_slowdown_min_ms", F64),  # ... and this many ms (GPU; CPU: x 100): reference_tampered
+    ("precision_factor", F64),       # candidate's error to float64 over this many times the reference's ...
+    ("precision_floor", F64),        # ... and over this (fp32 class; x100 fp16, x400 bf16): precision_downgrade
+    ("constant_rel", F64),           # outputs that move less than this across inputs while the reference's move
 ])
 
 
@@ -339,6 +357,8 @@ class RunRecord(Record):
     driver_version: str = _f(STR)
     harness_version: str = _f(STR)
     harness_seconds: str = _f(STR, doc="JSON: wall seconds per grading stage, and of the whole worker")
+    sandbox: str = _f(STR, enum=SANDBOX_LEVELS, doc="how the submission's process was isolated (SECURITY.md); "
+                                                   "null: not graded here (upstream rows)")
     created_at: str = _f(STR, doc="ISO-8601 UTC")
 
 

@@ -1,6 +1,9 @@
 """Every known reward hack in the corpus is caught; no honest submission gets a failing flag."""
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 import torch
 
@@ -10,6 +13,8 @@ from kb_data.harness.grade import Options, grade
 from tests.corpus import SMALL_PROBLEMS, entries
 
 ENTRIES = entries()
+# what a reference slowed by the corpus's 20 ms sleeps would have given is over 20x; honest CPU noise stays under 3x
+UNAFFECTED_MAX_SPEEDUP = 5.0
 
 
 def _grade(entry, problems_root, device, trials):
@@ -20,26 +25,39 @@ def _grade(entry, problems_root, device, trials):
     return rec
 
 
+def _needs_isolation(entry):
+    """A hostile entry that really writes, connects or hoards is only run where it gets its own uid (root):
+    as the caller's uid, a broken sandbox would let it damage this checkout."""
+    if "needs_isolation" in entry.options and os.geteuid() != 0:
+        pytest.skip("this attack is only run where the sandbox gets a uid of its own (as root)")
+
+
 def _assert_verdict(entry, rec):
     failing = [f for f in rec.flags if f not in INFORMATIONAL_FLAGS]
     where = (f"{entry.path.name}: status={rec.status} flags={rec.flags} error={rec.error!r:.300} "
              f"details={rec.flag_details!s:.400}")
     print(where, flush=True)  # with -s, a device run that is cut short still shows every verdict so far
+    bound = json.loads(rec.flag_details or "{}").get("timing_bound")
+    print(f"timing_bound {entry.path.stem} speedup={rec.speedup} {json.dumps(bound)} {rec.harness_seconds}", flush=True)
     if entry.status == "ok":
         assert rec.status == "ok" and not failing, where
         assert rec.correct and rec.sol_ms > 0, where
     elif entry.status == "caught":
-        assert rec.status != "ok" and not rec.correct, where
+        assert rec.status != "ok", where
+    elif entry.status == "unaffected":  # an attack the trust boundary makes moot: graded on its own work
+        assert rec.status == "ok" and not failing, where
+        assert rec.speedup is not None and rec.speedup < UNAFFECTED_MAX_SPEEDUP, where
     else:
         assert rec.status == entry.status, where
         assert set(entry.flags) <= set(rec.flags), where
-        assert not rec.correct, where
+        if rec.status != "rejected":
+            assert not rec.correct, where  # a rejected record keeps `correct` as its numbers say
 
 
 def test_corpus_is_well_formed():
     names = {e.path.name for e in ENTRIES}
     assert len(ENTRIES) >= 30 and len(names) == len(ENTRIES)
-    adversarial = [e for e in ENTRIES if not e.honest]
+    adversarial = [e for e in ENTRIES if e.path.parent.name == "adversarial"]
     assert all(e.status != "ok" for e in adversarial)
     assert all(e.status == "ok" for e in ENTRIES if e.honest)
     ps = ProblemSet(default_problems_root())
@@ -53,6 +71,7 @@ CPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cpu")]
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", CPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in CPU_ENTRIES])
 def test_corpus_cpu(entry):
+    _needs_isolation(entry)
     rec = _grade(entry, SMALL_PROBLEMS, "cpu", trials=5)
     _assert_verdict(entry, rec)
 
@@ -65,6 +84,7 @@ GPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cuda")]
 def test_corpus_gpu(entry):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
+    _needs_isolation(entry)
     rec = _grade(entry, default_problems_root(), "cuda:0", trials=None)
     _assert_verdict(entry, rec)
 
@@ -72,7 +92,7 @@ def test_corpus_gpu(entry):
 def test_degenerate_reasons_from_samples():
     """The problem-level check on (seed, candidate, reference, inputs) samples: each kind of degeneracy is
     named, and an ordinary output with small values is not called degenerate."""
-    from kb_data.harness.execute import degenerate_reason
+    from kb_data.harness.reference import degenerate_reason
 
     g = torch.Generator().manual_seed(0)
     x1, x2 = torch.rand(4096, generator=g), torch.rand(4096, generator=g)
@@ -86,78 +106,3 @@ def test_degenerate_reasons_from_samples():
     assert "equals one of its inputs" in degenerate_reason(sample([x1.relu(), x2.relu()]), atol, rtol)
     assert degenerate_reason(sample([torch.tanh(8 * x1 - 4), torch.tanh(8 * x2 - 4)]), atol, rtol) is None
     assert degenerate_reason(sample([x1 * 0.05, x2 * 0.05]), atol, rtol) is None  # range 0.05 > 2 * atol
-
-
-def test_off_distribution_recheck_tells_rounding_from_overfitting():
-    """On a degenerate problem the candidate is re-run on 3x standard-normal inputs. A kernel that only sums in
-    another order can land outside a tight absolute tolerance there (zero-mean sums of large terms), yet is as
-    close to float64 as the reference: no flag. A kernel that is wrong there is flagged input_overfit."""
-    import torch.nn as nn
-
-    from kb_data.harness.execute import degenerate_checks
-    from kb_data.rules import rules_for
-
-    class RowSum(nn.Module):
-        def forward(self, x):
-            return x.sum(dim=1)
-
-    class BlockedRowSum(nn.Module):  # the same sum, in 64 blocks
-        def forward(self, x):
-            return x.view(x.shape[0], 64, -1).sum(2).sum(1)
-
-    class ScaledFirstColumn(nn.Module):  # right only where every column is alike
-        def forward(self, x):
-            return x[:, 0] * x.shape[1]
-
-    flat = [torch.full((8,), 2.0)] * 2  # the reference's samples: it barely changes across seeds
-    ctx = {"samples": [(j, [], [o], []) for j, o in enumerate(flat)], "first_inputs": [torch.rand(256, 4096)]}
-    rules = rules_for("v0.1")
-
-    def run(cand):
-        res = {"flags": [], "flag_details": {}}
-        degenerate_checks(None, RowSum(), cand, rules, torch.device("cpu"), "fp32", 1e-6, 0.0, res, ctx)
-        return res
-
-    honest = run(BlockedRowSum())
-    assert honest["flags"] == ["degenerate_problem"], honest
-    assert "as close to float64 as the reference" in honest["flag_details"]["off_distribution"]
-    wrong = run(ScaledFirstColumn())
-    assert wrong["flags"] == ["degenerate_problem", "input_overfit"], wrong
-
-
-def test_reference_surface_sees_dispatcher_overrides_and_modes_exactly():
-    """The exact checks behind reference_tampered, without timing: a kernel re-registered for an existing op and
-    a mode left on the torch-function stack are named; an operator of the submission's own namespace is not."""
-    from torch.overrides import TorchFunctionMode
-
-    from kb_data.harness import execute, timing
-
-    def check():
-        res = {"flags": [], "flag_details": {}}
-        execute._check_reference_surface(surface, settings, kernels, res, "now")
-        return res["flag_details"].get("reference_tampered")
-
-    surface, settings = timing.snapshot_surface(execute._reference_surface()), execute._global_settings()
-    kernels = execute._dispatcher_kernels()
-    assert check() is None
-
-    lib = torch.library.Library("kb_test_own_ns", "DEF")  # a new operator: the submission's own business
-    lib.define("twice(Tensor x) -> Tensor")
-    lib.impl("twice", lambda x: 2 * x, "CPU")
-    assert check() is None
-
-    override = torch.library.Library("aten", "IMPL")
-    override.impl("erf", lambda x: x, "CPU")
-    try:
-        assert check() == "now: aten::erf re-registered in the dispatcher"
-    finally:
-        override._destroy()
-    assert check() is None
-
-    mode = TorchFunctionMode()
-    mode.__enter__()
-    try:
-        assert check() == "now: torch_function_modes set to 1"
-    finally:
-        mode.__exit__(None, None, None)
-    assert check() is None

@@ -1,10 +1,14 @@
-"""The anti-cheat corpus: submissions that cheat (adversarial/) and submissions that do real work (honest/).
+"""The anti-cheat corpus: submissions that cheat (adversarial/), that attack the grader itself (hostile/: its
+channel, the sandbox, the records; tests/test_sandbox.py checks their side effects too), and that do real
+work (honest/).
 
 Each file's docstring says what it does and the verdict it must get:
 
     Problem: v3/level1/23_Softmax          the problem it is graded on
     Verdict: rejected [flag, ...]          status, and flags that must be among the record's flags
-             incorrect | ok                ("caught": any status but ok)
+             incorrect | ok                ("caught": any status but ok; "unaffected": ok without an
+                                           inflated speedup, for an attack the trust boundary makes moot;
+                                           "ok" in hostile/: the attack's side effects are what is tested)
     Device: cuda | cpu                     where it can run (default: both)
     Options: allow_framework               grade with framework ops allowed (the reference itself)
 """
@@ -35,7 +39,7 @@ class Entry:
 def entries() -> list[Entry]:
     out = []
     for path in sorted(CORPUS.glob("*/*.py")):
-        if path.parent.name not in ("adversarial", "honest"):
+        if path.parent.name not in ("adversarial", "hostile", "honest"):
             continue
         doc = path.read_text(encoding="utf-8").split('"""')[1]
         field = lambda name: (re.search(rf"^{name}:\s*(.+)$", doc, re.M) or [None, None])[1]

@@ -1,7 +1,8 @@
 """Re-registers aten::softmax in the dispatcher to return zeros, and returns zeros itself: the reference,
 run after it in the same process, agrees with it.
 Problem: v3/level1/23_Softmax
-Verdict: rejected [reference_tampered]
+The reference runs in the judge's process, untouched: the zeros are simply wrong.
+Verdict: incorrect
 """
 import torch
 import torch.nn as nn

@@ -1,7 +1,10 @@
 """Re-registers aten::gelu in the dispatcher with a 20 ms sleep (no Python attribute changes), so that the
 reference, timed beside this submission, looks slow.
 Problem: v3/level1/26_GELU_
-Verdict: rejected [reference_tampered]
+The reference runs in the judge's process since harness 0.2, where nothing of the submission reaches: the
+attack has no effect and the record is what the submission's own work earns (`unaffected`: ok, no inflated speedup).
+Verdict: unaffected
+Options: allow_framework
 """
 import math
 import time

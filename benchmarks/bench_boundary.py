@@ -1,0 +1,59 @@
+"""Cost of the trust boundary: the honest GPU corpus graded one by one, wall time per submission and stage.
+
+Run from a checkout's root (any harness version with `grade()`); prints one JSON line per submission and a
+summary, and writes them to --out. BENCHMARKS.md ("Trust boundary") compares two versions run this way.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path.cwd()))
+
+from kb_data.harness.grade import Options, grade  # noqa: E402
+from kb_data.problems import ProblemSet  # noqa: E402
+from tests.corpus import entries  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cuda:0")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--tag", default="new")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    honest = [e for e in entries() if e.honest and e.device in (None, args.device.split(":")[0])]
+    ps = ProblemSet()
+    rows = []
+
+    def one(e):
+        opt = Options(device=args.device, require_custom_kernel="allow_framework" not in e.options)
+        t0 = time.perf_counter()
+        rec, _ = grade(ps.load(e.problem), e.path.read_text(), name=str(e.path), options=opt)
+        return rec, time.perf_counter() - t0
+
+    one(honest[0])  # the worker server's start, once per process, stays out of the figures
+    for r in range(args.repeats):
+        for e in honest:
+            rec, wall = one(e)
+            details = json.loads(rec.flag_details) if rec.flag_details else {}
+            row = {"tag": args.tag, "repeat": r, "entry": e.path.stem, "problem": e.problem, "status": rec.status,
+                   "flags": rec.flags, "wall_s": round(wall, 3), "speedup": rec.speedup, "sol_ms": rec.sol_ms,
+                   "ref_ms": rec.ref_ms, "stages": json.loads(rec.harness_seconds or "{}"),
+                   "timing_bound": details.get("timing_bound"), "sandbox": getattr(rec, "sandbox", None)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    walls = [r["wall_s"] for r in rows]
+    summary = {"tag": args.tag, "n": len(rows), "median_wall_s": statistics.median(walls), "total_wall_s": sum(walls),
+               "ok": sum(r["status"] == "ok" for r in rows)}
+    print(json.dumps(summary))
+    if args.out:
+        args.out.write_text("\n".join(json.dumps(r) for r in rows + [summary]) + "\n")
+
+
+if __name__ == "__main__":
+    main()

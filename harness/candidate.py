@@ -1,0 +1,233 @@
+"""The sandboxed side: the only process that ever imports a submission. UNTRUSTED once it has.
+
+It is forked by the judge and enters the sandbox before anything else (harness/sandbox.py), then serves the judge's commands over the channel
+(harness/channel.py): load the submission and build its model, load weights, run forward on the inputs
+the judge wrote into slots and copy the outputs into the judge's output slots, time calls, profile.
+It never sees a seed of the inputs, a reference output or a verdict: whatever it reports is a claim
+that the judge validates (outputs by comparison, times against its own clock).
+"""
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import traceback
+import types
+from pathlib import Path
+
+from kb_data.harness import channel
+
+
+def serve(sock: socket.socket) -> None:
+    """The sandboxed process's whole life (kb_data.harness.sandbox.Sandbox.start calls it, sandbox entered)."""
+    Server(sock).serve()
+
+
+class Server:
+    def __init__(self, sock: socket.socket):
+        import torch
+
+        from kb_data.harness import timing
+
+        self.torch, self.timing, self.sock = torch, timing, sock
+        # before the submission exists: what it replaces is reported (manual_seed aside: torch._dynamo rebinds it
+        # when a submission imports it, and this process holds no seed worth stealing)
+        self.surface = {k: v for k, v in timing.snapshot_surface().items() if k != "torch.manual_seed"}
+        self.slots: dict = {}
+        self.work: dict = {}
+        self.model = None
+        self.device = None
+        self.timer = None
+
+    def serve(self) -> None:
+        import os
+
+        while True:
+            try:
+                msg = channel.recv(self.sock)
+            except channel.ChannelError:
+                os._exit(0)
+            cmd = msg.get("cmd")
+            try:
+                reply = getattr(self, f"cmd_{cmd}")(msg) if cmd in COMMANDS else {"ok": False, "error": f"unknown command {cmd!r}"}
+            except BaseException as e:  # the submission's exceptions (SystemExit included) become replies
+                reply = {"ok": False, "status": "runtime_error", "error": _describe(e)}
+            reply.setdefault("ok", True)
+            reply["tampered"] = self.timing.timer_surface_changes(self.surface)
+            try:
+                channel.send(self.sock, reply)
+            except (OSError, channel.ChannelError, ValueError) as e:
+                channel.send(self.sock, {"ok": False, "status": "runtime_error", "error": f"unsendable reply: {e}"})
+            if cmd == "exit":
+                os._exit(0)
+
+    # -- commands -----------------------------------------------------------
+    def _use_device(self, msg: dict) -> None:
+        torch = self.torch
+        if self.device is not None:
+            return
+        self.device = torch.device(msg["device"])
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        else:
+            torch.set_num_threads(int(msg.get("threads") or 1))
+        self.timer = self.timing.Timer(self.device, l2_flush=msg.get("l2_flush", True))
+
+    def cmd_calibrate(self, msg: dict) -> dict:
+        """Before any submission exists here: a model that does no work, whose timed calls show the judge what
+        the channel, the timer and the output copies cost in this process (its timing bound subtracts it)."""
+        self._use_device(msg)
+        outs = [channel.open_slot(channel.SlotDesc.from_msg(d), self.slots).clone() for d in msg["outputs"]]
+        self.model = lambda *inputs: outs[0] if len(outs) == 1 else tuple(outs)
+        return {}
+
+    def cmd_load(self, msg: dict) -> dict:
+        torch = self.torch
+        self._use_device(msg)
+        from kb_data.problems import exec_problem_code
+
+        problem = exec_problem_code(msg["problem_code"], msg["problem_id"])
+        path = Path.cwd() / "submission" / msg["module_name"]
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(msg["code"], encoding="utf-8")
+        mod = types.ModuleType(path.stem)
+        mod.__file__ = str(path)
+        sys.modules[mod.__name__] = mod
+        try:
+            exec(compile(msg["code"], str(path), "exec"), mod.__dict__)
+        except BaseException as e:  # a load_inline build failure, an import error, SystemExit
+            return {"ok": False, "status": "compile_error", "error": f"importing the submission raised {_describe(e)}"}
+        cls = next((c for n in msg["class_names"] if isinstance(c := getattr(mod, n, None), type)
+                    and issubclass(c, torch.nn.Module)), None)
+        if cls is None:
+            return {"ok": False, "status": "compile_error",
+                    "error": f"the submission defines no nn.Module class {' or '.join(msg['class_names'])}"}
+        try:
+            if msg.get("init_seed") is not None:
+                torch.manual_seed(msg["init_seed"])
+            model = cls(*problem.get_init_inputs()).to(self.device)
+            if msg.get("eval"):
+                model.eval()
+        except BaseException as e:
+            return {"ok": False, "status": "compile_error", "error": f"constructing the candidate raised {_describe(e)}"}
+        self.model = model
+        reply = {}
+        if msg.get("weights") is not None:
+            reply = self.cmd_load_weights(msg)
+        return reply
+
+    def cmd_load_weights(self, msg: dict) -> dict:
+        state = {}
+        for w in msg["weights"]:
+            desc = channel.SlotDesc.from_msg(w["slot"])
+            state[w["key"]] = channel.open_slot(desc, self.slots).clone()
+        res = self.model.load_state_dict(state, strict=False)
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize(self.device)
+        return {"missing": list(res.missing_keys)[:200], "unexpected": list(res.unexpected_keys)[:200]}
+
+    def _inputs(self, msg: dict) -> list:
+        """The call's inputs, copied from the judge's slots into buffers of this process's own allocator (the
+        same buffers every call, as a caller's tensors would be), outside any timed interval."""
+        out = []
+        for x in msg["inputs"]:
+            if "slot" not in x:
+                out.append(x["value"])
+                continue
+            desc = channel.SlotDesc.from_msg(x["slot"])
+            src = channel.open_slot(desc, self.slots)
+            work = self.work.get(desc.name)
+            if work is None or work.shape != src.shape or work.dtype != src.dtype:
+                work = self.work[desc.name] = self.torch.empty_like(src)
+            work.copy_(src)
+            out.append(work)
+        if self.device.type == "cuda" and self.timer is not None:
+            self.timer.flush()  # the copies leave dirty L2 lines; the timed flush must start as the reference's does
+            self.torch.cuda.synchronize(self.device)
+        return out
+
+    def _forward(self, inputs: list, rng: int):
+        self.torch.manual_seed(rng)  # the same random stream as the reference's call (dropout), not an input seed
+        with self.torch.no_grad():
+            return self.model(*inputs)
+
+    def _deliver(self, out, msg: dict, inputs: list) -> dict:
+        """Copy the outputs into the judge's slots; report what they were."""
+        torch = self.torch
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        seen, aliased = [], False
+        in_spans = [(t.untyped_storage().data_ptr(), t.untyped_storage().data_ptr() + t.untyped_storage().nbytes())
+                    for t in inputs if isinstance(t, torch.Tensor) and t.numel()]
+        for k, o in enumerate(outs):
+            if not isinstance(o, torch.Tensor):
+                seen.append({"type": f"other:{type(o).__name__}"})
+                continue
+            info = {"type": "Tensor" if type(o) is torch.Tensor else f"subclass:{type(o).__qualname__}",
+                    "shape": list(o.shape), "dtype": channel.dtype_name(o.dtype), "device": str(o.device)}
+            seen.append(info)
+            if o.numel():
+                st = o.untyped_storage()
+                aliased |= any(st.data_ptr() < hi and lo < st.data_ptr() + st.nbytes() for lo, hi in in_spans)
+            if k < len(msg["outputs"]) and info["type"] == "Tensor":
+                desc = channel.SlotDesc.from_msg(msg["outputs"][k])
+                if desc.shape == info["shape"] and desc.dtype == info["dtype"] and o.device == self.device:
+                    channel.open_slot(desc, self.slots).copy_(o)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return {"outputs": seen, "aliases_input": aliased}
+
+    def cmd_forward(self, msg: dict) -> dict:
+        inputs = self._inputs(msg)
+        threads = {t.ident for t in threading.enumerate()}
+        out = self._forward(inputs, msg["rng"])
+        reply = self._deliver(out, msg, inputs)
+        reply["threads_left"] = sum(1 for t in threading.enumerate() if t.ident not in threads and t.is_alive())
+        return reply
+
+    def cmd_timed(self, msg: dict) -> dict:
+        """One timed call as the trusted side times its reference (timing.Timer), outputs delivered after."""
+        inputs = self._inputs(msg)
+        self.torch.manual_seed(msg["rng"])
+        ms, out, snap, flush_ms = self.timer._timed(lambda _i: self._no_grad_call(inputs), 0)
+        late = snap is not None and not self.timing._same(snap, out)
+        reply = self._deliver(out, msg, inputs)
+        reply.update(ms=ms, flush_ms=flush_ms, late=late)
+        return reply
+
+    def _no_grad_call(self, inputs):
+        with self.torch.no_grad():
+            return self.model(*inputs)
+
+    def cmd_profile(self, msg: dict) -> dict:
+        from torch.profiler import ProfilerActivity, profile
+
+        inputs = self._inputs(msg)
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device.type == "cuda" else [])
+        with profile(activities=acts) as prof:
+            out = self._forward(inputs, msg["rng"])
+            if self.device.type == "cuda":
+                self.torch.cuda.synchronize(self.device)
+        ops, kernels = set(), set()
+        for e in prof.events():
+            if e.device_type == self.torch.autograd.DeviceType.CUDA:
+                kernels.add(e.name[:300])
+            elif e.name.startswith("aten::"):
+                ops.add(e.name[:300])
+        reply = self._deliver(out, msg, inputs)
+        reply.update(ops=sorted(ops)[:2000], kernels=sorted(kernels)[:2000])
+        return reply
+
+    def cmd_exit(self, msg: dict) -> dict:
+        return {}
+
+
+COMMANDS = {"calibrate", "load", "load_weights", "forward", "timed", "profile", "exit"}
+
+
+def _describe(e: BaseException, n: int = 12) -> str:
+    lines = str(e).strip().splitlines()
+    text = "\n".join(lines[:n] + (["..."] if len(lines) > n else []))
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-4))[-1500:]
+    return f"{type(e).__name__}: {text}\n{tb}"[:6000]

@@ -1,0 +1,283 @@
+"""The data-only channel between the trusted judge and the sandboxed candidate.
+
+Messages are length-prefixed JSON frames on a socket. Tensors never travel in a message: they live in
+slots that the judge allocates and owns (on the CPU a file in the sandbox's work dir that both sides
+map; on a GPU a dedicated device allocation shared by CUDA IPC handle, so that nothing else of the
+judge's memory is exposed). Nothing is pickled, and every field that arrives is validated before use.
+"""
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import math
+import mmap
+import os
+import socket
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FRAME_BYTES = 4 << 20
+# The dtypes a slot may hold; anything else is refused on both sides.
+DTYPES = ("float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int8", "uint8", "int16",
+          "int32", "int64", "bool", "complex64")
+
+
+class ChannelError(Exception):
+    """The other side sent something malformed, too large, nothing in time, or hung up."""
+
+
+def send(sock: socket.socket, msg: dict) -> None:
+    data = json.dumps(msg, allow_nan=False, separators=(",", ":")).encode()
+    if len(data) > MAX_FRAME_BYTES:
+        raise ChannelError(f"message of {len(data)} bytes is over the {MAX_FRAME_BYTES}-byte limit")
+    try:
+        sock.sendall(struct.pack(">I", len(data)) + data)
+    except OSError as e:
+        raise ChannelError(f"channel broken: {e}") from None
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ChannelError("the other side closed the channel")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv(sock: socket.socket, timeout_s: float | None = None) -> dict:
+    """One message; a frame that is not a JSON object within the size limit is a ChannelError."""
+    sock.settimeout(timeout_s)
+    try:
+        (n,) = struct.unpack(">I", _read_exact(sock, 4))
+        if n > MAX_FRAME_BYTES:
+            raise ChannelError(f"a frame of {n} bytes announced, over the {MAX_FRAME_BYTES}-byte limit")
+        raw = _read_exact(sock, n)
+    except socket.timeout:
+        raise ChannelError(f"no message within {timeout_s:.0f} s") from None
+    except OSError as e:
+        raise ChannelError(f"channel broken: {e}") from None
+    try:
+        msg = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ChannelError(f"not a JSON message: {str(e)[:120]}") from None
+    if not isinstance(msg, dict):
+        raise ChannelError(f"a message must be a JSON object, got {type(msg).__name__}")
+    return msg
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not allowed")
+
+
+# ---------------------------------------------------------------------------
+# Validation of what the candidate sends back
+
+def field(msg: dict, name: str, kind, *, optional: bool = False, max_len: int = 4096):
+    """msg[name], checked to be of `kind` (float: finite and >= 0; str: at most max_len characters; list: max_len items)."""
+    if name not in msg or msg[name] is None:
+        if optional:
+            return None
+        raise ChannelError(f"reply lacks {name!r}")
+    v = msg[name]
+    if kind is float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ChannelError(f"{name!r} must be a finite number >= 0, got {str(v)[:40]}")
+        return float(v)
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ChannelError(f"{name!r} must be an integer")
+        return v
+    if kind is bool:
+        if not isinstance(v, bool):
+            raise ChannelError(f"{name!r} must be true or false")
+        return v
+    if kind is str:
+        if not isinstance(v, str) or len(v) > max_len:
+            raise ChannelError(f"{name!r} must be a string of at most {max_len} characters")
+        return v
+    if kind is list:
+        if not isinstance(v, list) or len(v) > max_len:
+            raise ChannelError(f"{name!r} must be a list of at most {max_len} items")
+        return v
+    raise TypeError(kind)
+
+
+def string_list(msg: dict, name: str, max_items: int = 4096, max_len: int = 1024) -> list[str]:
+    items = field(msg, name, list, max_len=max_items)
+    if not all(isinstance(s, str) and len(s) <= max_len for s in items):
+        raise ChannelError(f"{name!r} must be a list of strings")
+    return items
+
+
+# ---------------------------------------------------------------------------
+# Tensor slots
+
+@dataclass
+class SlotDesc:
+    """What the candidate needs to map a slot: plain data, validated on its side too."""
+    name: str
+    dtype: str
+    shape: list
+    nbytes: int
+    where: str          # "cpu": a file under the work dir; "cuda": an IPC handle
+    path: str | None = None
+    handle: str | None = None
+    device: int | None = None
+
+    def to_msg(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_msg(cls, m: dict) -> "SlotDesc":
+        d = cls(name=field(m, "name", str, max_len=128), dtype=field(m, "dtype", str, max_len=32),
+                shape=field(m, "shape", list, max_len=16), nbytes=field(m, "nbytes", int), where=field(m, "where", str),
+                path=field(m, "path", str, optional=True), handle=field(m, "handle", str, optional=True),
+                device=field(m, "device", int, optional=True))
+        if d.dtype not in DTYPES or d.where not in ("cpu", "cuda") or not all(isinstance(s, int) and s >= 0 for s in d.shape):
+            raise ChannelError(f"bad slot description {d.name!r}")
+        return d
+
+
+def torch_dtype(name: str):
+    import torch
+
+    if name not in DTYPES:
+        raise ChannelError(f"dtype {name!r} is not allowed in a slot")
+    return getattr(torch, name)
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+class _Cuda:
+    """The few CUDA driver calls slots need: a dedicated allocation (so IPC exposes it alone) and its handle."""
+
+    class Handle(ctypes.Structure):
+        _fields_ = [("reserved", ctypes.c_char * 64)]
+
+    _lib = None
+
+    @classmethod
+    def lib(cls):
+        if cls._lib is None:
+            lib = ctypes.CDLL("libcuda.so.1")
+            lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+            lib.cuMemFree_v2.argtypes = [ctypes.c_uint64]
+            lib.cuIpcGetMemHandle.argtypes = [ctypes.POINTER(cls.Handle), ctypes.c_uint64]
+            lib.cuIpcOpenMemHandle_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), cls.Handle, ctypes.c_uint]
+            lib.cuIpcCloseMemHandle.argtypes = [ctypes.c_uint64]
+            cls._lib = lib
+        return cls._lib
+
+    @classmethod
+    def check(cls, rc: int, what: str) -> None:
+        if rc != 0:
+            raise ChannelError(f"{what} failed with CUDA driver error {rc}")
+
+
+class _DevicePtr:
+    """A raw device pointer as torch reads it (__cuda_array_interface__), as bytes."""
+
+    def __init__(self, ptr: int, nbytes: int):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3}
+
+
+def _view(raw, dtype: str, shape: list):
+    return raw.view(torch_dtype(dtype)).view(*shape) if shape else raw.view(torch_dtype(dtype)).view(())
+
+
+def _nbytes(dtype: str, shape: list) -> int:
+    import torch
+
+    return math.prod(shape) * torch.empty(0, dtype=torch_dtype(dtype)).element_size()
+
+
+class SlotArena:
+    """The judge's slots for one candidate: created on the grading device, freed when the candidate is gone."""
+
+    def __init__(self, device, work_dir: Path, owner_uid: int | None = None):
+        import torch
+
+        self.device = torch.device(device)
+        self.dir = Path(work_dir) / "slots"
+        self.dir.mkdir(exist_ok=True)
+        self.owner_uid = owner_uid
+        self.slots: dict[str, tuple[SlotDesc, object]] = {}
+        self._keep: list = []
+
+    def tensor(self, name: str, dtype, shape) -> tuple[SlotDesc, "object"]:
+        """The slot `name` for a tensor of this dtype and shape (reused when it already fits)."""
+        import torch
+
+        dt, shape = dtype_name(dtype), [int(s) for s in shape]
+        have = self.slots.get(name)
+        if have and have[0].dtype == dt and have[0].shape == shape:
+            return have
+        nbytes = _nbytes(dt, shape)
+        if self.device.type == "cuda":
+            lib = _Cuda.lib()
+            ptr = ctypes.c_uint64()
+            _Cuda.check(lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(max(nbytes, 1))), "cuMemAlloc")
+            h = _Cuda.Handle()
+            _Cuda.check(lib.cuIpcGetMemHandle(ctypes.byref(h), ptr), "cuIpcGetMemHandle")
+            raw = torch.as_tensor(_DevicePtr(ptr.value, max(nbytes, 1)), device=self.device)[:nbytes]
+            self._keep.append(("cuda", ptr.value))
+            desc = SlotDesc(name, dt, shape, nbytes, "cuda", handle=base64.b64encode(bytes(h)).decode(),
+                            device=self.device.index or 0)
+        else:
+            path = self.dir / f"{name}.bin"
+            with open(path, "wb") as f:
+                f.truncate(max(nbytes, 1))
+            if self.owner_uid is not None:
+                os.chown(path, self.owner_uid, self.owner_uid)
+            fd = os.open(path, os.O_RDWR)
+            mm = mmap.mmap(fd, max(nbytes, 1))
+            os.close(fd)
+            raw = torch.frombuffer(mm, dtype=torch.uint8)[:nbytes]
+            self._keep.append(("cpu", mm))
+            desc = SlotDesc(name, dt, shape, nbytes, "cpu", path=f"slots/{name}.bin")
+        t = _view(raw, dt, shape)
+        self.slots[name] = (desc, t)
+        return desc, t
+
+    def close(self) -> None:
+        for kind, obj in self._keep:
+            try:
+                if kind == "cuda":
+                    _Cuda.lib().cuMemFree_v2(obj)
+                else:
+                    obj.close()
+            except Exception:
+                pass
+        self._keep.clear()
+        self.slots.clear()
+
+
+def open_slot(desc: SlotDesc, cache: dict):
+    """Candidate side: map a slot the judge described (each mapping kept in `cache` by name)."""
+    import torch
+
+    key = (desc.name, desc.handle or desc.path, desc.dtype, tuple(desc.shape))
+    if key in cache:
+        return cache[key]
+    if desc.nbytes != _nbytes(desc.dtype, desc.shape):
+        raise ChannelError(f"slot {desc.name}: {desc.nbytes} bytes do not fit {desc.dtype}{desc.shape}")
+    if desc.where == "cuda":
+        lib = _Cuda.lib()
+        ptr = ctypes.c_uint64()
+        h = _Cuda.Handle.from_buffer_copy(base64.b64decode(desc.handle or ""))
+        _Cuda.check(lib.cuIpcOpenMemHandle_v2(ctypes.byref(ptr), h, 1), "cuIpcOpenMemHandle")
+        raw = torch.as_tensor(_DevicePtr(ptr.value, max(desc.nbytes, 1)), device=f"cuda:{desc.device or 0}")[:desc.nbytes]
+    else:
+        fd = os.open(desc.path, os.O_RDWR)
+        mm = mmap.mmap(fd, max(desc.nbytes, 1))
+        os.close(fd)
+        raw = torch.frombuffer(mm, dtype=torch.uint8)[:desc.nbytes]
+    t = _view(raw, desc.dtype, desc.shape)
+    cache[key] = t
+    return t

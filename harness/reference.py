@@ -1,0 +1,405 @@
+"""The trusted reference side: the problem's reference built, its inputs drawn, outputs compared, timed.
+
+Everything here runs in the judge (harness/judge.py) or the baseline sweep, never beside a submission:
+the submission's process (harness/candidate.py) imports none of it but the timer.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import traceback
+
+import torch
+import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
+
+from kb_data.harness import timing
+from kb_data.problems import tensor_bytes
+from kb_data.rules import baseline_choice, precision_class, tolerance
+from kb_data.schema import EAGER_BASELINE_TYPES
+
+PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}  # the precision classes a float64 check applies to
+_manual_seed = torch.manual_seed
+
+class Stage(Exception):
+    """Ends the run early with a status and a message."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _short_tb(limit: int = 6) -> str:
+    return "".join(traceback.format_exc(limit=-limit).splitlines(True)[-2 * limit:])
+
+
+def versions() -> dict:
+    v = {"torch_version": torch.__version__, "cuda_version": torch.version.cuda, "triton_version": None,
+         "driver_version": None}
+    try:
+        import triton
+
+        v["triton_version"] = triton.__version__
+    except Exception:
+        pass
+    return v
+
+
+def _driver_version() -> str | None:
+    """The NVIDIA kernel driver's version (e.g. 580.159.04), not the CUDA API version."""
+    import re
+    import subprocess
+
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as f:
+            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    return lines[0] if out.returncode == 0 and lines else None
+
+
+# ---------------------------------------------------------------------------
+# Building
+
+def _to_device(x, device):
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    return x
+
+
+def make_inputs(mod, seed: int, device) -> list:
+    """get_inputs() under the seed, drawn on the grading device (GB-sized CPU draws cost seconds each)."""
+    _manual_seed(seed)
+    with torch.device(device):
+        return [_to_device(x, device) for x in mod.get_inputs()]
+
+
+def _input_specs(mod) -> list:
+    """The inputs' shapes and dtypes without drawing them (meta device), as far as get_inputs allows."""
+    try:
+        with torch.device("meta"):
+            return list(mod.get_inputs())
+    except Exception:
+        return list(mod.get_inputs())
+
+
+def clone_inputs(inputs: list) -> list:
+    return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in inputs]
+
+
+def _mode(model, rules):
+    if rules["model_mode"] == "eval":
+        model.eval()
+    return model
+
+
+def build_reference(mod, rules: dict, device, init_seed: int):
+    _manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
+    return _mode(mod.Model(*mod.get_init_inputs()).to(device), rules)
+
+
+def compile_reference(ref, mod, rules: dict, device):
+    """The reference under torch.compile as its baseline is measured, called three times on the timing inputs
+    (compile, record the CUDA graph, replay), so that what follows times a warm model."""
+    compiled = torch.compile(ref, mode=rules["compile_mode"])
+    inputs = make_inputs(mod, rules["timing_seed"], device)
+    with torch.no_grad():
+        for _ in range(3):
+            compiled(*inputs)
+    timing.synchronize(device)
+    return compiled
+
+
+def _first_lines(e: BaseException, n: int = 12) -> str:
+    lines = str(e).strip().splitlines()
+    return "\n".join(lines[:n] + (["..."] if len(lines) > n else []))
+
+
+# ---------------------------------------------------------------------------
+# Comparing
+
+def _outputs(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def compare(ref_out, cand_out, rules: dict, atol: float, rtol: float) -> tuple[bool, str | None, float, float]:
+    """(passed, why not, max_abs_err, max_rel_err) under the suite's check."""
+    refs, cands = _outputs(ref_out), _outputs(cand_out)
+    if len(refs) != len(cands):
+        return False, f"returned {len(cands)} outputs, expected {len(refs)}", math.inf, math.inf
+    worst_abs, worst_rel = 0.0, 0.0
+    for k, (r, c) in enumerate(zip(refs, cands)):
+        where = f"output {k}: " if len(refs) > 1 else ""
+        if not isinstance(c, torch.Tensor):
+            return False, f"{where}expected a tensor, got {type(c).__name__}", math.inf, math.inf
+        if not isinstance(r, torch.Tensor):
+            continue
+        if tuple(c.shape) != tuple(r.shape):
+            return False, f"{where}shape {tuple(c.shape)}, expected {tuple(r.shape)}", math.inf, math.inf
+        if c.device != r.device:
+            return False, f"{where}on {c.device}, expected {r.device}", math.inf, math.inf
+        rf, cf = r.detach().float(), c.detach().float()
+        ref_finite = bool(torch.isfinite(rf).all())
+        cand_finite = bool(torch.isfinite(cf).all())
+        if rules["require_finite"] and not ref_finite:
+            return False, f"{where}the reference output has NaN/Inf: the problem cannot be graded", math.nan, math.nan
+        if rules["require_finite"] and not cand_finite:
+            return False, f"{where}output has NaN/Inf", math.inf, math.inf
+        if rf.numel() == 0:
+            continue
+        diff = (rf - cf).abs()
+        if not rules["require_finite"]:
+            both_nan = torch.isnan(rf) & torch.isnan(cf)
+            same_inf = torch.isinf(rf) & (rf == cf)
+            diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
+            diff = torch.nan_to_num(diff, nan=math.inf)
+        max_abs = float(diff.max())
+        # not rf[isfinite(rf)]: boolean indexing builds an int64 index per element and dimension (56 GiB for a
+        # 7.5 GB 4-D output), so the harness itself ran out of memory on v0.1's FrobeniusNorm
+        ref_max = float(rf.abs().max()) if ref_finite else float(torch.nan_to_num(rf.abs(), nan=0.0, posinf=0.0).max())
+        max_rel = float((diff / rf.abs().clamp_min(1e-8)).max()) if max_abs > 0 else 0.0
+        worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
+        if rules["check"] == "allclose":
+            ok = bool(torch.allclose(cf, rf, atol=atol, rtol=rtol, equal_nan=True))
+            if not ok:
+                return False, f"{where}not allclose (atol={atol}, rtol={rtol}): max abs err {max_abs:.3g}", worst_abs, worst_rel
+        else:
+            bound = atol + rtol * ref_max
+            if not max_abs < bound:
+                return False, f"{where}max|ref-sol| = {max_abs:.4g} >= atol + rtol*max|ref| = {bound:.4g}", worst_abs, worst_rel
+    return True, None, worst_abs, worst_rel
+
+
+def _sample(t: torch.Tensor, n: int = 65536) -> torch.Tensor:
+    flat = t.detach().reshape(-1)
+    if flat.numel() > n:
+        flat = flat[:: max(1, flat.numel() // n)][:n]
+    return flat.to(device="cpu", dtype=torch.float32, copy=True)  # a copy: the output is poisoned later
+
+
+# ---------------------------------------------------------------------------
+# The pipeline
+
+def use_gpu(device: torch.device, result: dict) -> None:
+    """Make `device` current with true fp32 matmuls and convolutions (the references are fp32, TF32 is not), and
+    note its name and driver in `result` (a worker's result, which has "versions")."""
+    torch.cuda.set_device(device)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    result["gpu_name"] = torch.cuda.get_device_name(device)
+    result["versions"]["driver_version"] = _driver_version()
+
+
+def paired_reference(mod, ref, rules, device, job, res):
+    """The model to time beside the candidate, or None (timed against a stored median): the eager reference for an
+    eager baseline; for a torch.compile baseline on a GPU, the reference compiled as the sweep compiles it, and
+    warmed up here, before the submission loads. Sets res["ref_alone_ms"] (its median before the submission
+    exists) and res["ref_paired_type"]."""
+    if not job.get("pair_reference", False):
+        return None
+    measured = res.get("baseline")
+    kind = measured.get("baseline_type") if measured else job.get("baseline_type")
+    if kind == "torch_compile":
+        if device.type != "cuda":
+            return None
+        try:
+            model = compile_reference(ref, mod, rules, device)
+        except Exception as e:  # no verdict on the submission: its speedup falls back on the stored median
+            res["flag_details"]["paired_reference"] = (f"the compiled reference failed here ({type(e).__name__}: "
+                                                       f"{_first_lines(e, 2)}); timed against the stored median")
+            return None
+        paired_type, alone = "torch_compile", (measured or {}).get("compile_ms")
+    elif kind in EAGER_BASELINE_TYPES or kind is None:
+        if measured and measured.get("eager_ms") is None:
+            return None
+        model, paired_type, alone = ref, "pytorch_eager", (measured or {}).get("eager_ms")
+    else:
+        return None
+    if alone is None:
+        alone = time_model(model, RotatingInputs(mod, rules, device, job), rules, device, job).median_ms
+    res["ref_alone_ms"], res["ref_paired_type"] = alone, paired_type
+    return model
+
+
+class _Stages:
+    """Wall seconds per pipeline stage, for the overhead benchmark."""
+
+    def __init__(self, out: dict):
+        self.out, self.t = out, timing._perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = timing._perf_counter()
+        self.out[name] = now - self.t
+        self.t = now
+
+
+def _call(model, inputs, seed: int, what: str):
+    _manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
+    try:
+        with torch.no_grad():
+            return model(*inputs)
+    except torch.cuda.OutOfMemoryError:
+        raise
+    except Exception as e:
+        raise Stage("runtime_error", f"{what} forward raised {type(e).__name__}: {_first_lines(e)}")
+
+
+TIMING_SETS_MAX_BYTES = 8 << 30
+
+
+def _input_sets(mod, rules, device, job) -> list:
+    """Distinct input sets for the timed calls (3, or 2 when one set is large)."""
+    base = rules["timing_seed"]
+    first = make_inputs(mod, base, device)
+    size = sum(tensor_bytes(x) for x in first if isinstance(x, torch.Tensor))
+    k = job.get("timing_sets", 3 if 3 * size <= TIMING_SETS_MAX_BYTES else 2)
+    return [first] + [make_inputs(mod, base + j, device) for j in range(1, k)]
+
+
+class RotatingInputs:
+    """The timed calls' inputs: call i copies input set i % K into the same buffers and reseeds,
+    so every call sees other values than the one before (nothing can be replayed) at the same addresses."""
+
+    def __init__(self, mod, rules, device, job):
+        self.sets = _input_sets(mod, rules, device, job)
+        self.seeds = [rules["timing_seed"] + j for j in range(len(self.sets))]
+        self.work = clone_inputs(self.sets[0])
+
+    def prepare(self, i: int) -> None:
+        k = i % len(self.sets)
+        for w, s in zip(self.work, self.sets[k]):
+            if isinstance(w, torch.Tensor):
+                w.copy_(s)
+        _manual_seed(self.seeds[k])
+
+
+def _forward_on(model, work: list):
+    """A timed call: the model on the (rotating) work buffers, without autograd."""
+    def call(i):
+        with torch.no_grad():
+            return model(*work)
+    return call
+
+
+def time_model(model, rot: RotatingInputs, rules, device, job) -> timing.Timing:
+    """The rule's warm-up and trials of one trusted model (the reference, eager or compiled)."""
+    return timing.Timer(device, l2_flush=rules["l2_flush"]).run(
+        _forward_on(model, rot.work), warmup=job.get("warmup", rules["warmup"]), trials=job.get("trials", rules["trials"]),
+        prepare=rot.prepare, min_timed_ms=job.get("min_timed_ms", timing.MIN_TIMED_MS))
+
+
+def time_model_gpu_alone(model, rot: RotatingInputs, rules, device) -> timing.GpuAlone:
+    """The rule's trials of one trusted model with the host's work out of the interval (Timer.run_gpu_alone)."""
+    return timing.Timer(device, l2_flush=rules["l2_flush"]).run_gpu_alone(
+        _forward_on(model, rot.work), trials=rules["trials"], prepare=rot.prepare)
+
+
+def measure_baseline(mod, ref, rules, device, job) -> dict:
+    """Time the reference eagerly and, where the rules use it, under torch.compile: each as graded (the host's
+    work inside the interval) and, on a GPU, with the GPU's work alone (`*_gpu_ms`, the figure that repeats
+    from one process to the next)."""
+    rot = RotatingInputs(mod, rules, device, job)
+    out = {"eager_ms": None, "compile_ms": None, "compile_error": None}
+    gpu_alone_errors = []
+
+    def gpu_alone(kind, model):
+        if torch.device(device).type != "cuda":
+            return
+        try:
+            g = time_model_gpu_alone(model, rot, rules, device)
+        except Exception as e:  # the graded median stands without it
+            gpu_alone_errors.append(f"{kind}: {type(e).__name__}: {_first_lines(e, 2)}")
+            return
+        out[f"{kind}_gpu_ms"] = g.median_ms
+        if g.error:
+            gpu_alone_errors.append(f"{kind}: {g.error}")
+
+    try:
+        t = time_model(ref, rot, rules, device, job)
+        out.update(eager_ms=t.median_ms, eager_p10_ms=t.p10_ms, eager_p90_ms=t.p90_ms, n_trials=len(t.times_ms))
+        gpu_alone("eager", ref)
+    except Exception as e:
+        out["error"] = f"the reference failed: {type(e).__name__}: {_first_lines(e, 4)}"
+        return out
+    if job.get("compile_baseline", rules["baseline"] == "compile_if_faster"):
+        try:
+            compiled = torch.compile(ref, mode=rules["compile_mode"])
+            t = time_model(compiled, rot, rules, device, job)
+            out.update(compile_ms=t.median_ms, compile_p10_ms=t.p10_ms, compile_p90_ms=t.p90_ms)
+            gpu_alone("compile", compiled)
+        except Exception as e:
+            out["compile_error"] = f"{type(e).__name__}: {_first_lines(e, 4)}"
+    out["gpu_alone_error"] = "; ".join(gpu_alone_errors) or None
+    kind, ms = baseline_choice(rules, out["eager_ms"], out["compile_ms"])
+    out.update(baseline_type=kind, baseline_ms=ms)
+    pre = "compile" if kind == "torch_compile" else "eager"
+    out.update(p10_ms=out.get(f"{pre}_p10_ms"), p90_ms=out.get(f"{pre}_p90_ms"))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Dynamic anti-cheat checks (run once the candidate is known to be correct)
+
+FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fit beside everything else
+
+
+def _fp64_feasible(inputs, precision: str) -> bool:
+    """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits."""
+    return (precision in PRECISION_FLOOR
+            and sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)) <= FP64_CHECK_MAX_BYTES)
+
+
+def suite_tolerance(inputs, rules: dict) -> tuple[str, float, float]:
+    """The precision class of a problem's first tensor input, and the suite's (atol, rtol) for it."""
+    first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
+    precision = precision_class(str(first.dtype) if first is not None else None, rules)
+    return (precision, *tolerance(rules, precision))
+
+
+def problem_degenerate_reason(ref, rules: dict, input_sets: list) -> str | None:
+    """Whether the reference's outputs on these input sets (seeds timing_seed + j) make the problem degenerate,
+    judged with the suite's tolerance: what a trivial kernel could pass on."""
+    samples = []
+    for j, inputs in enumerate(input_sets):
+        out = _call(ref, inputs, rules["timing_seed"] + j, "the reference")
+        samples.append((j, [], [_sample(o) for o in _outputs(out) if isinstance(o, torch.Tensor)],
+                        [_sample(x) for x in inputs if isinstance(x, torch.Tensor)]))
+    _, atol, rtol = suite_tolerance(input_sets[0], rules)
+    return degenerate_reason(samples, atol, rtol)
+
+
+def degenerate_reason(samples, atol, rtol) -> str | None:
+    """Why a reference is degenerate, from (seed, cand, ref, inputs) samples; None if it is not."""
+    if not samples:
+        return None
+    refs = [s[2] for s in samples]
+    for k in range(len(refs[0])):
+        outs = [r[k] for r in refs if k < len(r)]
+        if outs[0].numel() > 1 and all(_rel_change(outs[0], o) <= 1e-3 for o in outs[1:]) and len(outs) > 1:
+            return "the reference output barely changes across seeds"
+        spread = float(outs[0].std()) if outs[0].numel() > 1 else 1.0
+        if spread <= 1e-6 * max(float(outs[0].abs().max()), 1e-12):
+            return "the reference output is constant"
+        # every value within tolerance of one constant (v0.1's FrobeniusNorm: all outputs below its atol)
+        if outs[0].numel() > 1 and all(bool(((o - o.mean()).abs() <= atol + rtol * o.abs()).all()) for o in outs):
+            return "the reference output is within tolerance of a constant"
+    for _, _, r, ins in samples[:1]:
+        for out in r:
+            for x in ins:
+                if x.shape == out.shape and float((x - out).abs().max()) <= atol + rtol * float(out.abs().max()):
+                    return "the reference output equals one of its inputs within tolerance"
+    return None
+
+
+
+def _rel_change(a: torch.Tensor, b: torch.Tensor) -> float:
+    if a.numel() == 0:
+        return 0.0
+    return float((a - b).abs().max()) / max(float(a.abs().max()), float(b.abs().max()), 1e-12)

@@ -1,0 +1,437 @@
+"""The sandbox around a submission's process, the strongest this machine allows.
+
+Levels (recorded in every run record's `sandbox` column):
+- strong: new mount, PID, network, IPC and UTS namespaces; every mount read-only but a private work dir
+  (seen as /tmp and /var/tmp), a fresh /dev/shm, home directories hidden; an unprivileged uid of its own
+  (no other process has it, so every process it starts is found and killed); no new privileges.
+  Needs root (the harness drops to the uid inside).
+- process: a new session as an unprivileged uid of its own when the harness is root, otherwise as the
+  caller; scrubbed environment, work dir as cwd/HOME/TMPDIR, resource limits. Files the caller can write
+  stay writable to it.
+- none: only a separate process with a scrubbed environment (asked for explicitly, and said loudly).
+On every level: the environment is scrubbed (no tokens), host memory is watched and an overrun ends the
+run with status `memory_exceeded` and the figure, and the whole process tree is killed when grading ends.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+LEVELS = ("strong", "process", "none")
+UID_BASE = 2_000_000   # sandbox uids: far above any real account's
+UID_SLOTS = 4096
+ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+            "NVIDIA_DRIVER_CAPABILITIES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
+            "TORCH_CUDA_ARCH_LIST", "MAX_JOBS")
+HIDDEN_ROOTS = ("/root", "/home")
+WATCH_INTERVAL_S = 0.1   # host memory is read this often ...
+RESCAN_EVERY = 10        # ... and the process list refreshed every this many reads
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested isolation level cannot be had on this machine."""
+
+
+@dataclass
+class Limits:
+    memory_bytes: int                 # host memory of the whole tree (resident), watched by the parent
+    processes: int = 512              # RLIMIT_NPROC of the sandbox's own uid
+    open_files: int = 4096
+    file_bytes: int = 8 << 30         # RLIMIT_FSIZE: the largest file it may write
+    shm_bytes: int = 2 << 30          # size of its private /dev/shm (strong level)
+
+
+@lru_cache(maxsize=1)
+def strong_available() -> str | None:
+    """None when the strong level works here, else why not (probed once: a forked child tries the namespaces)."""
+    if os.geteuid() != 0:
+        return "the strong level needs root (it drops to an unprivileged uid inside its namespaces)"
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return "this machine refuses new mount/PID/network namespaces (unshare) to this process"
+    return None
+
+
+def resolve_level(requested: str) -> str:
+    """`auto`: the strongest available; `strict`: strong or an error; a level name: that level (strong must work)."""
+    why = strong_available()
+    if requested in ("auto", None):
+        return "strong" if why is None else "process"
+    if requested in ("strict", "strong"):
+        if why:
+            raise SandboxUnavailable(f"--sandbox {requested}: {why}")
+        return "strong"
+    if requested not in LEVELS:
+        raise ValueError(f"unknown sandbox level {requested!r}; known: auto, strict, {', '.join(LEVELS)}")
+    return requested
+
+
+class _UidLease:
+    """An unprivileged uid no other live sandbox on this host has (a lock file per uid)."""
+
+    def __init__(self, lock_dir: Path):
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        start = (os.getpid() * 7) % UID_SLOTS
+        for k in range(UID_SLOTS):
+            slot = (start + k) % UID_SLOTS
+            f = open(lock_dir / f"uid{slot}.lock", "a")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.close()
+                continue
+            self.uid, self._f = UID_BASE + slot, f
+            return
+        raise SandboxUnavailable("no free sandbox uid")
+
+    def release(self) -> None:
+        self._f.close()
+
+
+def _scrubbed_env(work: str, device: str) -> dict:
+    env = {k: os.environ[k] for k in ENV_KEEP if k in os.environ}
+    bin_dirs = [str(Path(sys.executable).parent), "/usr/local/cuda/bin", "/usr/local/bin", "/usr/bin", "/bin"]
+    env.update(PATH=":".join(dict.fromkeys(bin_dirs)), HOME=work, TMPDIR=work, PYTHONDONTWRITEBYTECODE="1",
+               PYTHONUNBUFFERED="1", PYTHONNOUSERSITE="1", TORCH_EXTENSIONS_DIR=f"{work}/torch_extensions",
+               TRITON_CACHE_DIR=f"{work}/triton_cache", XDG_CACHE_HOME=f"{work}/.cache", LANG=env.get("LANG", "C.UTF-8"),
+               USER="kb-sandbox", LOGNAME="kb-sandbox")  # getpass.getuser() must not need a passwd entry
+    env.setdefault("MAX_JOBS", str(max(1, min(8, os.cpu_count() or 1))))
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep instead of spinning on the judge's cores
+    if not device.startswith("cuda"):
+        env["CUDA_VISIBLE_DEVICES"] = ""  # a CPU grading gets no GPU
+    return env
+
+
+def _needed_paths() -> list[str]:
+    """What the sandboxed interpreter must still read when home directories are hidden: its prefixes, its
+    import path and this package."""
+    here = Path(__file__).resolve().parents[1]
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(here), str(Path(sys.executable).resolve().parent)}
+    paths |= {p for p in sys.path if p and os.path.isdir(p)}
+    return sorted(os.path.realpath(p) for p in paths)
+
+
+class Sandbox:
+    """One sandboxed process tree. Use as a context manager; `sock` is the judge's end of the channel."""
+
+    def __init__(self, level: str, limits: Limits, device: str, lock_dir: Path):
+        self.level, self.limits, self.device = level, limits, device
+        self.root_run = os.geteuid() == 0
+        self.lease = _UidLease(lock_dir) if (self.root_run and level != "none") else None
+        self.uid = self.lease.uid if self.lease else None
+        self.work = Path(tempfile.mkdtemp(prefix="kb-sandbox-"))
+        if self.uid is not None:
+            os.chown(self.work, self.uid, self.uid)
+        os.chmod(self.work, 0o700)
+        self.pid: int | None = None
+        self.exit_code: int | None = None
+        self.sock: socket.socket | None = None
+        self.peak_rss = 0
+        self.memory_exceeded: str | None = None
+        self._stop = threading.Event()
+        self._watch: threading.Thread | None = None
+        self.log_path = self.work.parent / (self.work.name + ".log")
+
+    # -- starting ---------------------------------------------------------
+    def start(self, serve) -> None:
+        """Fork the sandboxed process and run `serve(sock)` in it. Forked, not exec'd: it inherits an imported
+        torch (no CUDA yet: the caller must not have initialised it) and starts in milliseconds. It keeps no
+        other file descriptor of the caller's and dies with it."""
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        setup = {"level": self.level, "uid": self.uid, "work": str(self.work),
+                 "inner_work": "/tmp" if self.level == "strong" else str(self.work),
+                 "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
+                 "env": _scrubbed_env("/tmp" if self.level == "strong" else str(self.work), self.device),
+                 "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
+                            "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes}}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                parent.close()
+                _child_main(setup, child, serve)
+                code = 0
+            except BaseException as e:  # the judge sees the channel close; the log says why
+                try:
+                    os.write(2, f"sandbox: {type(e).__name__}: {e}\n".encode())
+                except OSError:
+                    pass
+            finally:
+                os._exit(code)
+        child.close()
+        self.pid, self.sock = pid, parent
+        self._watch = threading.Thread(target=self._watch_memory, daemon=True)
+        self._watch.start()
+
+    def alive(self) -> bool:
+        if self.pid is None or self.exit_code is not None:
+            return False
+        try:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = self.pid, 0
+        if done:
+            self.exit_code = os.waitstatus_to_exitcode(status)
+            return False
+        return True
+
+    def wait(self, timeout_s: float) -> int | None:
+        end = time.monotonic() + timeout_s
+        while self.alive() and time.monotonic() < end:
+            time.sleep(0.01)
+        return self.exit_code
+
+    # -- watching ---------------------------------------------------------
+    def pids(self) -> list[int]:
+        """Every live process of the tree: by its own uid where it has one (setsid escapees included),
+        else the descendants of the started process."""
+        out = []
+        if self.pid is None:
+            return out
+        root = self.pid
+        parents = {}
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/status") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            fields = dict(line.split(":\t", 1) for line in st.splitlines() if ":\t" in line)
+            pid, ppid = int(d), int(fields.get("PPid", "0").split()[0])
+            uid = int(fields.get("Uid", "-1\t").split()[1]) if "Uid" in fields else -1
+            parents[pid] = ppid
+            if self.uid is not None and uid == self.uid:
+                out.append(pid)
+        tree = {root}
+        changed = True
+        while changed:
+            changed = False
+            for pid, ppid in parents.items():
+                if ppid in tree and pid not in tree:
+                    tree.add(pid)
+                    changed = True
+        return sorted(set(out) | (tree & set(parents)))
+
+    def rss_bytes(self, pids: list[int] | None = None) -> int:
+        total = 0
+        for pid in (self.pids() if pids is None else pids):
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
+    def _watch_memory(self) -> None:
+        pids, n = [], 0
+        while not self._stop.wait(WATCH_INTERVAL_S):
+            if not self.alive():
+                return
+            if n % RESCAN_EVERY == 0:  # a full /proc scan finds new processes; in between only the known ones are read
+                pids = self.pids()
+            n += 1
+            rss = self.rss_bytes(pids)
+            self.peak_rss = max(self.peak_rss, rss)
+            if rss > self.limits.memory_bytes:
+                self.memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
+                                        f"{self.limits.memory_bytes / 2**30:.2f} GiB")
+                self.kill()
+                return
+
+    # -- ending -----------------------------------------------------------
+    def kill(self) -> None:
+        """Kill the whole tree (repeatedly, until no process of it is left)."""
+        for _ in range(50):
+            pids = [p for p in self.pids() if p != os.getpid()]
+            if self.alive():
+                pids.append(self.pid)
+            if not pids:
+                break
+            for pid in set(pids):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+        self.wait(10)
+
+    def log_tail(self, n: int = 2000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-n:].decode("utf-8", "replace").strip()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.kill()
+        if self.sock is not None:
+            self.sock.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+        try:
+            self.log_path.unlink()
+        except OSError:
+            pass
+        if self.lease:
+            self.lease.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# ---------------------------------------------------------------------------
+# Inside the sandbox (runs before any untrusted code, in the forked process)
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare(flags: int) -> None:
+    import ctypes
+
+    if _libc().unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare: {os.strerror(err)}")
+
+
+def _child_main(setup: dict, sock: socket.socket, serve) -> None:
+    """In the forked child: own session, die with the judge, output to the log, no inherited descriptor but the
+    channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
+    os.setsid()
+    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    keep = sock.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    if setup["level"] == "strong":
+        _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        pid = os.fork()  # the new PID namespace holds this process's children, not itself
+        if pid:
+            sock.close()
+            _, status = os.waitpid(pid, 0)
+            if os.WIFSIGNALED(status):  # end the same way, so the judge can name the signal
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+                os.kill(os.getpid(), os.WTERMSIG(status))
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    enter(setup)
+    serve(sock)
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+_MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
+
+
+def _mount(src, target, fstype, flags, data=None) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    enc = lambda s: s.encode() if isinstance(s, str) else s
+    if libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {src} on {target}: {os.strerror(err)}")
+
+
+def enter(setup: dict) -> None:
+    """Apply the sandbox to this process: mounts, uid, no new privileges, limits, environment, cwd."""
+    level, uid, lim = setup["level"], setup.get("uid"), setup["limits"]
+    if level == "strong":
+        _strong_mounts(setup)
+    if level in ("strong", "process") and uid is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    if level != "none":
+        import ctypes
+        import resource
+
+        ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
+        for res, value in ((resource.RLIMIT_NPROC, lim["processes"]), (resource.RLIMIT_NOFILE, lim["open_files"]),
+                           (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(res, (value, value))
+    os.environ.clear()
+    os.environ.update(setup["env"])
+    os.chdir(setup["inner_work"])
+
+
+def _strong_mounts(setup: dict) -> None:
+    work, needed, hidden = setup["work"], setup["needed"], [h for h in setup["hidden"] if os.path.isdir(h)]
+    covered = hidden + ["/tmp", "/var/tmp"]
+    under = lambda p, roots: any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
+    inside = lambda p: any(p.startswith(r.rstrip("/") + "/") for r in covered)  # strictly below a covered root
+    keep = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in needed
+            if inside(p) and os.path.isdir(p) and not (work + "/").startswith(p.rstrip("/") + "/")}
+    work_fd = os.open(work, os.O_PATH | os.O_DIRECTORY)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this PID namespace's processes only
+    for mp, opts in _mounts():
+        if under(mp, ["/proc", "/sys", "/dev"]):
+            continue
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for name, bit in _MOUNT_FLAGS.items():
+            if name in opts:
+                flags |= bit
+        try:
+            _mount(None, mp, None, flags)
+        except OSError as e:
+            if mp == "/":
+                raise
+            print(f"sandbox: {mp} stays as it was: {e}", file=sys.stderr)
+    for h in hidden:
+        _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    for target in ("/tmp", "/var/tmp"):
+        if os.path.isdir(target):
+            _mount(f"/proc/self/fd/{work_fd}", target, None, MS_BIND)
+            _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)  # a bind inherits read-only
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={setup['limits']['shm_bytes']},mode=1777")
+    for p, fd in sorted(keep.items()):
+        os.makedirs(p, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
+        _mount(None, p, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    for fd in list(keep.values()) + [work_fd]:
+        os.close(fd)
+
+
+def _mounts() -> list[tuple[str, set]]:
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            parts = line.split()
+            mp = parts[4].replace("\\040", " ")
+            out.append((mp, set(parts[5].split(","))))
+    return out

@@ -1,0 +1,173 @@
+"""The trust boundary: what a hostile submission cannot do, checked by its side effects (tests/corpus/hostile/).
+
+The verdicts of the hostile entries are checked with the rest of the corpus (test_anticheat.py); here each
+attack's target is looked at after grading: files it wrote to, processes it left, connections it opened,
+messages the judge sent it. They run at the level this machine offers (`strong` as root with util-linux).
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import socket
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from kb_data.harness import judge as judge_mod
+from kb_data.harness import sandbox
+from kb_data.harness.grade import Options, grade
+from kb_data.problems import ProblemSet
+from tests.corpus import CORPUS, SMALL_PROBLEMS
+
+GELU = "v3/level1/26_GELU_"
+# the attacks really write, connect and hoard: only where the sandbox gets a uid of its own (root), so that a
+# broken sandbox cannot damage this checkout
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sandbox's own uid")
+HOSTILE = CORPUS / "hostile"
+
+
+def _grade(entry: str, problem: str = GELU, **kw):
+    p = ProblemSet(SMALL_PROBLEMS).load(problem)
+    opt = Options(device="cpu", trials=3, warmup=1, timeout_s=300, **kw)
+    rec, _ = grade(p, (HOSTILE / f"{entry}.py").read_text(), name=f"{entry}.py", options=opt)
+    return rec
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_the_level_is_the_strongest_available_and_recorded():
+    rec = _grade("float64_output")
+    expected = "strong" if sandbox.strong_available() is None else "process"
+    assert rec.sandbox == expected, (rec.sandbox, sandbox.strong_available())
+    assert rec.status == "incorrect" and "dtype float64, expected float32" in rec.error
+
+
+def test_strict_refuses_where_the_strong_level_is_unavailable(monkeypatch):
+    sandbox.strong_available.cache_clear()
+    monkeypatch.setattr(sandbox, "strong_available", lambda: "no namespaces here")
+    with pytest.raises(sandbox.SandboxUnavailable, match="no namespaces here"):
+        sandbox.resolve_level("strict")
+    assert sandbox.resolve_level("auto") == "process"
+    assert sandbox.resolve_level("none") == "none"
+    with pytest.raises(ValueError, match="unknown sandbox level"):
+        sandbox.resolve_level("medium")
+
+
+def test_writes_outside_its_temp_dir_fail(tmp_path):
+    records = tmp_path / "out" / "records.jsonl"
+    records.parent.mkdir()
+    records.write_text(json.dumps({"status": "incorrect", "problem_id": GELU}) + "\n")
+    watched = [records, Path(judge_mod.__file__).with_name("grade.py"), Path.home() / ".bashrc"]
+    before = {p: _sha(p) for p in watched if p.exists()}
+    rec = _grade("write_outside")
+    assert rec.status == "ok", rec.error
+    assert {p: _sha(p) for p in before} == before
+    assert not Path("/etc/kb_hostile").exists()
+
+
+def test_nothing_it_starts_outlives_its_grading():
+    sandboxes_before = set(glob.glob(os.path.join(tempfile.gettempdir(), "kb-sandbox-*")))
+    rec = _grade("setsid_escapee")
+    assert rec.status == "ok", rec.error
+    left = []
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            if b"kb-hostile-escapee" in Path(cmdline).read_bytes():
+                left.append(cmdline)
+        except OSError:
+            pass
+    assert not left
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "kb-sandbox-*"))) <= sandboxes_before  # temp dirs removed
+
+
+def test_no_connection_leaves_the_sandbox():
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 47811))
+    srv.listen(4)
+    srv.settimeout(0.2)
+    seen, stop = [], threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+                seen.append(conn.recv(64))
+                conn.close()
+            except OSError:
+                pass
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        rec = _grade("network_connect")
+    finally:
+        stop.set()
+        t.join(2)
+        srv.close()
+    expected_isolated = rec.sandbox == "strong"
+    assert rec.status == "ok", rec.error
+    if expected_isolated:
+        assert seen == []
+
+
+def test_a_pickle_on_the_channel_is_never_unpickled():
+    marker = Path("/tmp/kb_hostile_pickle_ran")
+    marker.unlink(missing_ok=True)
+    rec = _grade("pickle_payload")
+    assert rec.status == "crashed" and "not a JSON message" in rec.error, rec.error
+    assert not marker.exists()
+
+
+def test_a_memory_overrun_is_its_own_status_with_the_figure():
+    rec = _grade("big_allocation", memory_limit_gb=3)
+    assert rec.status == "memory_exceeded", (rec.status, rec.error)
+    assert "GiB is over the sandbox's limit of 3.00 GiB" in rec.error
+
+
+def test_the_candidate_never_receives_a_seed(monkeypatch):
+    """Every message the judge sends is recorded; no seed it drew inputs with (the secret one included) is in
+    any of them. The judge runs in this process here, the candidate in its sandbox as always."""
+    from kb_data.harness import channel
+    from kb_data.rules import rules_for, with_checks
+
+    sent, seeds = [], []
+    real_send, real_make = channel.send, judge_mod.make_inputs
+    monkeypatch.setattr(channel, "send", lambda sock, msg: (sent.append(json.dumps(msg)), real_send(sock, msg))[1])
+    monkeypatch.setattr(judge_mod, "make_inputs", lambda mod, seed, device: (seeds.append(seed), real_make(mod, seed, device))[1])
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
+           "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",
+           "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30,
+           "trials": 3, "warmup": 1, "pair_reference": True}
+    res = judge_mod.judge(job)
+    assert res["status"] == "ok", res["error"]
+    assert len(seeds) > 10 and len(sent) > 10
+    numbers = set()
+    for m in sent:
+        numbers |= _ints(json.loads(m))
+    leaked = [s for s in seeds if s in numbers and s > 10_000]  # the published seeds are small; drawn ones are not
+    assert not leaked, leaked
+
+
+def _ints(x) -> set:
+    """Every integer in a message, and every run of digits in its strings."""
+    import re
+
+    if isinstance(x, bool):
+        return set()
+    if isinstance(x, int):
+        return {x}
+    if isinstance(x, str):
+        return {int(t) for t in re.findall(r"\d+", x)}
+    if isinstance(x, dict):
+        return set().union(*(_ints(v) for v in x.values()), *(_ints(k) for k in x)) if x else set()
+    if isinstance(x, list):
+        return set().union(*(_ints(v) for v in x)) if x else set()
+    return set()
