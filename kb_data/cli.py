@@ -92,7 +92,7 @@ def cmd_eval(args) -> int:
         raise ValueError("give a problem and a submission file, or --batch")
     if args.revision:  # the problem as a dataset revision pins it: code, rules and the immutable id
         from .harness.grade import grade
-        from .store import open_store
+        from .stores import open_store
         from .stream import stream_problem
 
         store = open_store("hub", org=args.org) if args.store == "hub" else open_store("local")

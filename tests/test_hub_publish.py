@@ -10,7 +10,9 @@ from tests.hub_emulator import HubEmulator
 from kb_data.builders import runs as rb
 from kb_data.builders.common import PROBLEMS, RUNS
 from kb_data.schema import SchemaError
-from kb_data.store import PublishError, RevisionError, open_store
+from kb_data.builders.publish import publish_folder
+from kb_data.store import PublishError, RevisionError
+from kb_data.stores import open_store
 from kb_data.stream import stream_problem
 
 ORG = "kb-org"
@@ -128,14 +130,14 @@ def test_runs_append_on_the_hub(hub, tmp_path):
     import datasets
 
     store = open_store("hub", org=ORG)
-    first = store.append_records(RUNS, run_records(5))
+    first = rb.append_runs(store, RUNS, run_records(5))
     assert first.created and first.rows_added == 5
-    again = store.append_records(RUNS, run_records(5))
+    again = rb.append_runs(store, RUNS, run_records(5))
     assert not again.created and again.rows_added == 0 and again.rows_present == 5
     n = len(hub.repo_state(RUNS_REPO, "dataset")["commits"])
     files1 = set(store.list_files(RUNS))
     rb.build_runs(run_records(9), tmp_path / "folder")
-    second = store.publish(RUNS, tmp_path / "folder")  # a runs folder is appended
+    second = publish_folder(store, RUNS, tmp_path / "folder")  # a runs folder is appended
     assert second.created and second.rows_added == 4 and second.rows_present == 5
     files2 = set(store.list_files(RUNS))
     assert files2 - files1 == {rb.shard_path(f"local-{i:05d}" for i in range(5, 9))}
@@ -146,12 +148,12 @@ def test_runs_append_on_the_hub(hub, tmp_path):
     runs = datasets.load_dataset(RUNS_REPO, split="train", revision=second.commit)
     assert sorted(runs["record_id"]) == [f"local-{i:05d}" for i in range(9)]
     # re-publishing the same records adds nothing
-    third = store.publish(RUNS, tmp_path / "folder")
+    third = publish_folder(store, RUNS, tmp_path / "folder")
     assert not third.created and len(hub.repo_state(RUNS_REPO, "dataset")["commits"]) == n + 1
     bad = run_records(12)
     bad[10]["correct"] = "yes"
     with pytest.raises(SchemaError, match="row 10: RunRecord.correct"):
-        store.append_records(RUNS, bad)
+        rb.append_runs(store, RUNS, bad)
     assert len(hub.repo_state(RUNS_REPO, "dataset")["commits"]) == n + 1
 
 
