@@ -17,14 +17,16 @@ TITLES = {
     "correctness": "Correct / total attempts",
     "correctness_by_level": "Correct / total by level",
     "correctness_by_op_type": "Correct / total by op_type",
-    "fast_p": "fast_p: fraction of all attempts that are correct and faster than p x baseline",
+    "fast_p": "fast_p: fraction of all attempts that are correct and faster than p x their own baseline",
+    "fast_p_by_baseline": "fast_p split by baseline type (the rows of one group sum to its fast_p row)",
     "geomean_speedup": "Speedup of correct records: geometric mean, median, max",
     "cost_per_correct": "Tokens and cost per correct kernel",
     "anomaly_flags": "Anomaly flags",
 }
 NOTES = [
     "Speedups against different baseline types (pytorch: upstream's older eager-only runs; pytorch_eager; "
-    "torch_compile) are not comparable, so every speedup table has one row per baseline type and never a mixed figure.",
+    "torch_compile) are not comparable: fast_p names the mix of each group's baselines (baseline_types), and every "
+    "other speedup table has one row per baseline type and never a mixed figure.",
     "fast_p divides by all attempts of the group (failed attempts carry no baseline type); the rows of one "
     "group share that denominator. A group with no correct attempt shows one row with an empty baseline type.",
     "A record is correct when its status is ok; an attempt without an op_type takes its problem's recorded op_type.",
