@@ -237,7 +237,7 @@ def _eval_batch(args, opt, baselines, device: str) -> int:
     for line in skipped:
         print(line, file=sys.stderr)
     if skipped:
-        print(f"{len(skipped)} submission(s) skipped (no such problem), {len(jobs)} to grade or done before",
+        print(f"{len(skipped)} submission(s) skipped (no such problem); {len(jobs)} left for the batch",
               file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="kb-batch-") as tmp:
         manifest = Path(tmp) / "jobs.jsonl"  # the resolvable jobs only, so the bar's "done before" is honest
@@ -246,7 +246,7 @@ def _eval_batch(args, opt, baselines, device: str) -> int:
         sink = run_batch(manifest, args.out or Path("kb-eval-out"), suite=args.suite, problems_root=args.problems,
                          options=opt, workers=args.workers, baselines=baselines, use_ray=args.ray,
                          ray_address=args.address)
-    recs = sink.records()
+    recs = sink.records() if sink.path.exists() else []  # nothing graded: no records file
     by_status: dict[str, int] = {}
     for r in recs:
         by_status[r.status] = by_status.get(r.status, 0) + 1

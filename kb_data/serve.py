@@ -2,12 +2,14 @@
 
     kb serve                       # http://127.0.0.1:8990, read-only
     export HF_ENDPOINT=http://127.0.0.1:8990
-    python -c 'from datasets import load_dataset; print(load_dataset("kernelbench-v3-problems", revision="v0.1"))'
+    python -c 'from datasets import load_dataset; print(load_dataset("local/kernelbench-v3-problems", revision="v0.1"))'
 
 `datasets` and `huggingface_hub` then resolve revisions exactly as on the Hub: a tag is a commit
 of the store, an unknown revision is an error, never another suite. The server reads the same
-store `kb build` writes (no second copy). Repo ids: `name` and `<org>/name` (`--org`, default
-`local`) are the store's dataset `name`; any other `x/name` is the store's `x/name`.
+store `kb build` writes (no second copy). Repo ids: `<org>/name` (`--org`, default `local`; give
+your Hub organisation and the same code runs against both) is the store's dataset `name`; any
+other `x/name` is the store's `x/name`. A bare `name` is refused with a hint: huggingface_hub
+builds its `hf://` paths only from `namespace/name`.
 
 With `--writable`, the write calls `HubStore` makes work too (create repo, preupload, commit,
 tag, branch), so `kb publish --store hub` can be tried offline. Every file is stored as a regular
@@ -80,7 +82,10 @@ class StoreServer:
     # --- names, refs, files
     def dataset(self, repo: str) -> str:
         org, _, name = repo.rpartition("/")
-        name = name if org in ("", self.org) else repo
+        if not org:  # huggingface_hub (>= 2) builds hf:// paths only from namespace/name: fail early, saying so
+            raise HttpError(404, f"Repository {repo} not found: ask for {self.org}/{repo} (the clients need "
+                                 "namespace/name)", "RepoNotFound")
+        name = name if org == self.org else repo
         try:
             self.store.revisions(name)
         except (RevisionError, ValueError):
