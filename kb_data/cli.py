@@ -317,20 +317,46 @@ def cmd_baselines_spread(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    import signal
     import threading
 
+    from .paths import work_dir
     from .serve import StoreServer, client_env
     from .store import LocalStore
 
+    pidfile = work_dir() / f"serve-{args.port}.pid"
+    if args.stop:
+        if not pidfile.exists():
+            raise ValueError(f"no `kb serve --background` on port {args.port} (no {pidfile})")
+        os.kill(int(pidfile.read_text()), signal.SIGTERM)
+        pidfile.unlink()
+        print(f"stopped kb serve on port {args.port}")
+        return 0
     store = LocalStore(args.store_root)
-    with StoreServer(store, port=args.port, org=args.org, writable=args.writable, token=args.token) as srv:
-        held = ", ".join(store.datasets()) or "nothing yet (run `kb build`)"
-        print(f"serving {store.root} ({held}) at {srv.url}{' (writable)' if args.writable else ''}", flush=True)
-        print("point the clients at it: " + " ".join(f"{k}={v}" for k, v in client_env(srv.url).items()), flush=True)
+    srv = StoreServer(store, port=args.port, org=args.org, writable=args.writable, token=args.token)
+    held = ", ".join(store.datasets()) or "nothing yet (run `kb build`)"
+    print(f"serving {store.root} ({held}) at {srv.url}{' (writable)' if args.writable else ''}")
+    print("point the clients at it: " + " ".join(f"{k}={v}" for k, v in client_env(srv.url).items()), flush=True)
+    if args.background:  # the socket listens before the fork, so a client started right after cannot miss it
+        pid = os.fork()
+        if pid:
+            pidfile.parent.mkdir(parents=True, exist_ok=True)
+            pidfile.write_text(str(pid))
+            print(f"in the background as pid {pid}; stop it with `kb serve --stop --port {args.port}`")
+            return 0
+        os.setsid()
+        sys.stdin.close()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with srv:
         try:
             threading.Event().wait()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit):
             pass
+    if args.background:
+        os._exit(0)
     return 0
 
 
@@ -488,6 +514,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--org", default="local", help="the namespace that names the store's datasets too (default local)")
     p.add_argument("--writable", action="store_true", help="accept publishes (create repo, commit, tag)")
     p.add_argument("--token", help="with --writable: the token writes must carry (default: none needed)")
+    p.add_argument("--background", action="store_true", help="serve from a background process and return")
+    p.add_argument("--stop", action="store_true", help="stop the background server of --port")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("revisions", help="list a dataset's branches and tags with their commit ids")
