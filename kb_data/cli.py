@@ -340,8 +340,9 @@ def cmd_serve(args) -> int:
     if args.background:  # the socket listens before the fork, so a client started right after cannot miss it
         pid = os.fork()
         if pid:
-            pidfile.parent.mkdir(parents=True, exist_ok=True)
-            pidfile.write_text(str(pid))
+            from .io import write_bytes_atomic
+
+            write_bytes_atomic(pidfile, str(pid).encode())
             print(f"in the background as pid {pid}; stop it with `kb serve --stop --port {args.port}`")
             return 0
         os.setsid()

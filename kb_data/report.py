@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import analysis as A
+from .io import atomic_target, write_bytes_atomic
 
 TITLES = {
     "correctness": "Correct / total attempts",
@@ -96,7 +97,8 @@ def plot_fast_p_curves(curve: pd.DataFrame, out: Path) -> list[Path]:
         fig.legend([handles[n] for n in names], names, loc="center right", fontsize=7, frameon=False)
         fig.tight_layout(rect=(0, 0, 1 - 2.3 / fig.get_figwidth(), 1))
         path = out / f"fast_p_curve_{_slug(gpu)}.png"
-        fig.savefig(path, dpi=90)
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, dpi=90, format="png")
         plt.close(fig)
         paths.append(path)
     return paths
@@ -119,7 +121,8 @@ def plot_speedup_distributions(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.grid(alpha=0.3, axis="x")
         fig.tight_layout()
         path = out / f"speedup_dist_{_slug(bt)}.png"
-        fig.savefig(path, dpi=90)
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, dpi=90, format="png")
         plt.close(fig)
         paths.append(path)
     return paths
@@ -150,10 +153,12 @@ def write_files(res: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, t in res["tables"].items():
-        t.to_csv(out / f"{name}.csv", index=False)
+        with atomic_target(out / f"{name}.csv") as tmp:
+            t.to_csv(tmp, index=False)
         paths.append(out / f"{name}.csv")
     if "curve" in res:
-        res["curve"].to_csv(out / "fast_p_curve.csv", index=False)
+        with atomic_target(out / "fast_p_curve.csv") as tmp:
+            res["curve"].to_csv(tmp, index=False)
         paths.append(out / "fast_p_curve.csv")
         paths += plot_fast_p_curves(res["curve"], out)
     if {"model", "speedup", A.BT} <= set(res["frame"].columns):
@@ -231,7 +236,7 @@ def cmd_report(args) -> int:
     out = Path(args.out)
     paths = write_files(res, out)
     page = out / "index.html"
-    page.write_text(render_html(res, [p for p in paths if p.suffix == ".png"]), encoding="utf-8")
+    write_bytes_atomic(page, render_html(res, [p for p in paths if p.suffix == ".png"]).encode("utf-8"))
     print(f"wrote {page} ({len(paths)} files alongside)")
     return 0
 
@@ -245,10 +250,12 @@ def cmd_import_upstream(args) -> int:
     records = import_upstream(args.csv, problems=args.problems)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(to_table(records), out)
+    with atomic_target(out) as tmp:
+        pq.write_table(to_table(records), tmp)
     print(f"wrote {len(records)} run records to {out}")
     if args.baselines:
         rows = derived_baselines(records)
-        pq.write_table(to_table(rows, Baseline), args.baselines)
+        with atomic_target(Path(args.baselines)) as tmp:
+            pq.write_table(to_table(rows, Baseline), tmp)
         print(f"wrote {len(rows)} derived baselines to {args.baselines}")
     return 0
