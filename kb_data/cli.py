@@ -70,24 +70,27 @@ def _available_bytes() -> int:
 
 
 def _memory_needs(ids: list[str], ps) -> dict[str, int | None]:
-    """problem id -> bytes a CPU grade needs: min_bytes from the built problems datasets of the local store, else
-    a meta-device analysis of the file (no compute)."""
-    from .problems import analyze_on_meta, load_problem
+    """problem id -> bytes a CPU grade needs (None: unknown)."""
+    from .problems import load_problem
 
-    min_bytes = _stored_min_bytes()
+    stored = _stored_min_bytes()
     out = {}
     for pid in ids:
-        mb = min_bytes.get((pid, _sha256(ps.paths[pid])))
-        if mb is None:
-            mb = analyze_on_meta(load_problem(ps.paths[pid], ps.root), with_trace=False).min_bytes
+        mb = _min_bytes(load_problem(ps.paths[pid], ps.root), stored)
         out[pid] = None if mb is None else CPU_NEED_FACTOR * mb
     return out
 
 
-def _sha256(path: Path) -> str:
+def _min_bytes(problem, stored: dict | None = None) -> int | None:
+    """The problem's inputs + weights + outputs in bytes: from the built problems datasets of the local store when
+    they hold this very code, else from a meta-device analysis of the file (no compute)."""
     import hashlib
 
-    return hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
+    from .problems import analyze_on_meta
+
+    stored = _stored_min_bytes() if stored is None else stored
+    hit = stored.get((problem.problem_id, hashlib.sha256(problem.code.encode("utf-8")).hexdigest()))
+    return hit if hit is not None else analyze_on_meta(problem, with_trace=False).min_bytes
 
 
 def _stored_min_bytes() -> dict[tuple[str, str], int]:
@@ -171,7 +174,7 @@ def cmd_validate(args) -> int:
 def cmd_eval(args) -> int:
     from .harness.baselines import BaselineIndex
     from .harness.grade import Options, grade
-    from .problems import ProblemSet, analyze_on_meta
+    from .problems import ProblemSet
 
     device = _check_device(args.device)
     baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
@@ -192,7 +195,7 @@ def cmd_eval(args) -> int:
         problem, revision, min_bytes = hit.problem, hit.revision, hit.row.get("min_bytes")
     else:
         problem, revision = ProblemSet(args.problems).load(args.problem, args.suite), None
-        min_bytes = analyze_on_meta(problem, with_trace=False).min_bytes if device == "cpu" else None
+        min_bytes = _min_bytes(problem) if device == "cpu" else None
     if device == "cpu":
         _check_fits(problem.problem_id, min_bytes, args.ignore_memory)
     rec, base = grade(problem, code, name=str(args.submission), options=opt, baselines=baselines,
@@ -273,7 +276,7 @@ def cmd_baselines_measure(args) -> int:
 
         devices = visible_devices("auto")
     else:
-        devices = [d.strip() for d in args.device.split(",") if d.strip()]
+        devices = [_check_device(d.strip()) for d in args.device.split(",") if d.strip()]
     rows = sweep(ids, args.out, problems_root=args.problems, gpu=args.gpu_key, device=devices,
                  compile_suites=tuple(x for x in args.compile_suites.split(",") if x), workers=args.workers,
                  chunk=args.chunk, max_seconds=args.max_seconds, compile_budget_s=args.compile_budget)

@@ -167,3 +167,17 @@ def test_cli_publish_and_pull_hub(hub, root, tmp_path, capsys):
     assert main(["publish", "problems", "--folder", str(tmp_path / "pulled"), "--tag", "v3", "--store", "hub",
                  "--repo", REPO]) == 0
     assert "(no change)" in capsys.readouterr().out
+
+
+def test_an_older_suite_published_last_does_not_move_main_on_the_hub(hub, folders, root):
+    import datasets
+
+    store = open_store("hub", org=ORG)
+    r3 = store.publish(PROBLEMS, folders["v3"], tag="v3")
+    r1 = store.publish(PROBLEMS, folders["v0.1"], tag="v0.1")
+    assert r1.created and r1.tagged and not r1.main_moved and r1.commit != r3.commit
+    revs = store.revisions(PROBLEMS)
+    # the commit was made on a branch of its own, kept by its tag, and the branch is gone
+    assert revs["branches"] == {"main": r3.commit} and revs["tags"] == {"v0.1": r1.commit, "v3": r3.commit}
+    assert _ids(datasets.load_dataset(REPO)) == sorted(r.problem_id for r in small_rows(root, "v3"))
+    assert _ids(datasets.load_dataset(REPO, revision="v0.1")) == sorted(r.problem_id for r in small_rows(root, "v0.1"))
