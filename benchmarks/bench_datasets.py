@@ -47,7 +47,7 @@ def main(argv=None) -> int:
 
     from kb_data.builders.problems import default_cache_dir
     from kb_data.dataset_cli import build_datasets, publish_results
-    from kb_data.store import open_store
+    from kb_data.stores import open_store
     from kb_data.stream import stream_problem
 
     print(_line("imports (torch, datasets, kb_data)", time.perf_counter() - t, None))
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
             print(_line(f"stream {args.name} @ {rev_name} (in process)", time.perf_counter() - t, TARGETS["stream"],
                         hit.problem_id))
         code = (f"import time; t=time.perf_counter(); from kb_data.stream import stream_problem; "
-                f"from kb_data.store import open_store; "
+                f"from kb_data.stores import open_store; "
                 f"h=stream_problem({args.name!r}, 'v3', store=open_store('local', root={str(store.root)!r})); "
                 f"print(time.perf_counter()-t)")
         t = time.perf_counter()

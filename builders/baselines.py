@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kb_data.paths import DATA_DIR
 from kb_data.harness.baselines import row_timing_method
+from kb_data.io import JsonlError, read_jsonl
 from kb_data.schema import SCHEMA_VERSION, Baseline, SchemaError, schema_markdown
 
 from .common import (
@@ -29,19 +30,10 @@ EMPTY_SPLIT = "train"  # the one split of a build without rows
 
 def read_baseline_jsonl(path: str | Path) -> list[Baseline]:
     """Baseline rows of one JSONL file; a bad line is refused naming file:line and the field."""
-    path = Path(path)
-    pairs = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise SchemaError(f"{path}:{lineno}: not JSON: {e.msg}") from e
-            if not isinstance(row, dict):
-                raise SchemaError(f"{path}:{lineno}: a baseline row is a JSON object")
-            pairs.append((f"{path}:{lineno}", row))
+    try:
+        pairs = read_jsonl(path)
+    except JsonlError as e:
+        raise SchemaError(str(e)) from e
     return validate_records(pairs, Baseline)
 
 

@@ -11,8 +11,6 @@ time-dependent is written, so the same inputs give byte-identical files.
 """
 from __future__ import annotations
 
-import fnmatch
-import hashlib
 import os
 import re
 import shutil
@@ -28,7 +26,10 @@ import pyarrow.parquet as pq
 
 from kb_data.paths import CARDS_DIR
 from kb_data.schema import SCHEMA_VERSION, Record, SchemaError, to_table
-from kb_data.store import atomic_target, write_bytes_atomic  # noqa: F401  (write_bytes_atomic: the builders' writer too)
+from kb_data.folders import (  # noqa: F401  (re-exported: the builders' view of a dataset folder)
+    ConfigSpec, card_configs, folder_files, front_matter, match_files, pick_config, sha256_file,
+)
+from kb_data.io import atomic_target, write_bytes_atomic  # noqa: F401  (write_bytes_atomic: the builders' writer too)
 
 PROBLEMS = "kernelbench-v3-problems"
 BASELINES = "kernelbench-v3-baselines"
@@ -144,30 +145,9 @@ def records_table(records: list[Record], record_type: type[Record]) -> pa.Table:
 # ---------------------------------------------------------------------------- files
 
 def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write with the fixed options, atomically (kb_data.store.atomic_target)."""
+    """Write with the fixed options, atomically (kb_data.io.atomic_target)."""
     with atomic_target(path) as tmp:
         pq.write_table(table, tmp, **PARQUET_OPTIONS)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def folder_files(folder: Path) -> list[str]:
-    """Relative POSIX paths of the regular files of a dataset folder, sorted; hidden entries skipped."""
-    folder = Path(folder)
-    out = []
-    for p in folder.rglob("*"):
-        rel = p.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if p.is_file():
-            out.append(rel.as_posix())
-    return sorted(out)
 
 
 class Staging:
@@ -260,61 +240,6 @@ def split_file(config: str, split: str) -> str:
 
 
 # ---------------------------------------------------------------------------- reading folders back
-
-def front_matter(readme_text: str) -> dict:
-    """The YAML front matter of a card ({} when there is none)."""
-    import yaml
-
-    if not readme_text.startswith("---"):
-        return {}
-    parts = readme_text.split("\n---", 1)
-    if len(parts) != 2:
-        raise ValueError("README.md: the YAML front matter is not closed by a '---' line")
-    head = parts[0][3:]
-    data = yaml.safe_load(head) or {}
-    if not isinstance(data, dict):
-        raise ValueError("README.md: the YAML front matter is not a mapping")
-    return data
-
-
-@dataclass
-class ConfigSpec:
-    name: str
-    default: bool
-    splits: dict[str, list[str]] = field(default_factory=dict)  # split -> path patterns
-
-
-def card_configs(readme_text: str) -> list[ConfigSpec]:
-    """The `configs:` of a card as ConfigSpecs (empty when the card declares none)."""
-    out = []
-    for c in front_matter(readme_text).get("configs") or []:
-        spec = ConfigSpec(c.get("config_name", "default"), bool(c.get("default", False)))
-        files = c.get("data_files")
-        if isinstance(files, str):
-            files = [{"split": "train", "path": files}]
-        for entry in files or []:
-            paths = entry["path"]
-            spec.splits.setdefault(entry.get("split", "train"), []).extend([paths] if isinstance(paths, str) else paths)
-        out.append(spec)
-    return out
-
-
-def pick_config(configs: list[ConfigSpec], config: str | None) -> ConfigSpec:
-    if not configs:
-        raise ValueError("the dataset card declares no configs")
-    if config is None:
-        defaults = [c for c in configs if c.default] or [c for c in configs if c.name == "default"] or configs[:1]
-        return defaults[0]
-    for c in configs:
-        if c.name == config:
-            return c
-    raise ValueError(f"no config {config!r}; this revision has: {', '.join(c.name for c in configs)}")
-
-
-def match_files(patterns: list[str], files: Iterable[str]) -> list[str]:
-    files = list(files)
-    return sorted({f for p in patterns for f in files if fnmatch.fnmatchcase(f, p)})
-
 
 def validate_folder(folder: str | Path) -> dict[str, Any]:
     """Check a dataset folder before publishing; returns {"configs", "files", "record_type", "rows"}.

@@ -25,6 +25,7 @@ from typing import Callable
 
 from kb_data.paths import DATA_DIR, work_dir
 from kb_data.problems import ProblemError, ProblemSet
+from kb_data.io import read_jsonl_rows
 from kb_data.schema import SCHEMA_VERSION, SUITES, Problem, schema_markdown
 
 from .common import (
@@ -301,10 +302,8 @@ def problem_checks() -> dict:
     about an older version of a file never attaches to a newer one."""
     out = {}
     for path in sorted(DATA_DIR.glob("problem_checks_*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                out[(row["problem_id"], row["problem_sha256"])] = row
+        for row in read_jsonl_rows(path):
+            out[(row["problem_id"], row["problem_sha256"])] = row
     return out
 
 

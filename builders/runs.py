@@ -1,7 +1,7 @@
 """Run records -> the `kernelbench-v3-runs` dataset folder (default config, one split `train`).
 
     build_runs(records, "out/kernelbench-v3-runs")          # a fresh folder
-    plan = plan_append(existing_rows, records, staging_dir)  # what a publish adds to a dataset
+    append_runs(store, "kernelbench-v3-runs", records)       # publish: plan the append, the store commits it
 
 Records are append-only: a batch becomes a shard `data/train-<hash>.parquet` whose name is a
 content hash of its record ids, so the same batch always has the same name, and publishing
@@ -13,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_data.schema import SCHEMA_VERSION, RunRecord, SchemaError, schema_markdown
+from kb_data.store import CommitPlan, PublishError, PublishResult, Store
 
 from .common import (
     RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, gpu_key, md_table, records_table, render_card,
-    validate_records, write_bytes_atomic, write_parquet, yaml_block,
+    schema_diff, validate_records, write_bytes_atomic, write_parquet, yaml_block,
 )
 
 CONFIG = "default"
@@ -105,6 +107,54 @@ def plan_append(existing_rows: list[dict], records, staging: str | Path) -> Appe
     write_bytes_atomic(staging / "README.md", runs_card(everything).encode("utf-8"))
     plan.files["README.md"] = staging / "README.md"
     return plan
+
+
+def append_runs(store: Store, name: str, records, message: str | None = None, tag: str | None = None) -> PublishResult:
+    """Publish the records whose `record_id` is not yet in the dataset, as one new shard (+ the card).
+
+    Nothing is rewritten: existing shards stay as they are; publishing the same records again makes no commit.
+    Records that fail the schema are refused (row and field named) before anything is written. With `tag`, the
+    resulting head is tagged (the store never moves a tag).
+    """
+    records = prepare_records(records)  # validate first: nothing is written for a bad batch
+    head = store.resolve(name) if store.exists(name) else None
+    files = store.list_files(name, head) if head is not None else []
+    existing = read_published(store, name, head) if any(p.startswith("data/") and p.endswith(".parquet")
+                                                         for p in files) else []
+    with tempfile.TemporaryDirectory(prefix="kb-append-") as tmp:
+        plan = plan_append(existing, records, tmp)
+        if plan.empty:
+            result = PublishResult(name, head or "", False, tag=tag, store=store.kind)
+            if tag is not None and head is not None:
+                result = store.commit(name, CommitPlan({}, "tag", head, replace=False, tag=tag))
+        else:
+            clash = [p for p in plan.files if p != "README.md" and p in set(files)]
+            if clash:
+                raise PublishError(f"{store.describe(name)}: shard {clash[0]} exists already")
+            result = store.commit(name, CommitPlan(dict(plan.files), message or f"Append {len(plan.new)} run record(s)",
+                                                   head, replace=False, tag=tag))
+    result.rows_added, result.rows_present, result.conflicts = len(plan.new), plan.already_present, plan.conflicts
+    return result
+
+
+def read_published(store: Store, name: str, head: str) -> list[dict]:
+    """Every published record, after checking each shard has the current RunRecord schema.
+
+    A shard written under another schema version cannot be appended to: `datasets` could not
+    load old and new shards together. That needs an explicit migration, not a silent append.
+    """
+    import pyarrow.dataset as pds
+
+    src = store.parquet_source(name, head)
+    ds = pds.dataset(src.paths, format="parquet", filesystem=src.filesystem)
+    want = RunRecord.arrow_schema()
+    for frag in ds.get_fragments():
+        got = frag.physical_schema
+        if not got.remove_metadata().equals(want.remove_metadata()):
+            raise PublishError(f"{store.describe(name)}@{head[:12]}: shard {frag.path.rsplit('/', 1)[-1]} has another "
+                               f"schema than RunRecord {SCHEMA_VERSION} ({schema_diff(got, want)}); appending would "
+                               "make the dataset unloadable, so the records were not published (migrate the dataset first)")
+    return ds.to_table().to_pylist()
 
 
 def _comparable(row: dict) -> str:

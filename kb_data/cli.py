@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .paths import DATA_DIR
+from .schema import SUITES
 
 
 def _add_problems_root(p: argparse.ArgumentParser) -> None:
@@ -20,10 +21,19 @@ def cmd_ls(args) -> int:
     from .targets import gpus_for
 
     ps = ProblemSet(args.problems)
+    ids = ps.ids(args.suite, args.category)
+    if args.category and not ids:
+        known = sorted({pid.split("/")[1] for pid in ps.ids(args.suite)})
+        raise ValueError(f"no category {args.category!r}{' in suite ' + args.suite if args.suite else ''}; "
+                         f"known: {', '.join(known)}")
+    need = _memory_needs(ids, ps) if args.fits else {}
+    avail = _available_bytes() if args.fits else 0
     n = 0
-    for pid in ps.ids(args.suite, args.category):
+    for pid in ids:
         gpus = gpus_for(pid)
         if args.gpu and args.gpu not in gpus and not (pid.startswith("v0.1/") and args.gpu != "M4MAX"):
+            continue
+        if args.fits and (need.get(pid) is None or need[pid] > avail):
             continue
         if args.ids_only:
             print(pid)
@@ -31,11 +41,104 @@ def cmd_ls(args) -> int:
             code = ps.paths[pid].read_text(encoding="utf-8")
             facts = source_constants(code, ("OP_TYPE", "KNOWN_ISSUE", "REQUIRES"))
             print(f"{pid}\tlevel={_level(pid)}\top_type={facts.get('OP_TYPE') or '-'}\tgpus={','.join(gpus) or 'any'}"
+                  + (f"\tcpu_need={need[pid] / 1e9:.2f}GB" if args.fits else "")
                   + ("\tknown_issue" if facts.get("KNOWN_ISSUE") else "")
                   + (f"\trequires={','.join(facts['REQUIRES'])}" if facts.get("REQUIRES") else ""))
         n += 1
-    print(f"# {n} problems", file=sys.stderr)
+    fits = f" that fit this machine's {avail / 1e9:.1f} GB available on the CPU" if args.fits else ""
+    print(f"# {n} problems{fits}", file=sys.stderr)
     return 0
+
+
+# ---------------------------------------------------------------------------- CPU honesty
+# A CPU grade holds the reference and the candidate (weights twice), an untouched copy of the inputs, both
+# sides' outputs and a float64 reference for the precision check: about this many times the problem's
+# inputs + weights + outputs (min_bytes, from the meta-device analysis).
+CPU_NEED_FACTOR = 6
+
+
+def _available_bytes() -> int:
+    """Memory this machine can give a new process now (MemAvailable; else total physical memory)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _memory_needs(ids: list[str], ps) -> dict[str, int | None]:
+    """problem id -> bytes a CPU grade needs (None: unknown)."""
+    from .problems import load_problem
+
+    stored = _stored_min_bytes()
+    out = {}
+    for pid in ids:
+        mb = _min_bytes(load_problem(ps.paths[pid], ps.root), stored)
+        out[pid] = None if mb is None else CPU_NEED_FACTOR * mb
+    return out
+
+
+def _min_bytes(problem, stored: dict | None = None) -> int | None:
+    """The problem's inputs + weights + outputs in bytes: from the built problems datasets of the local store when
+    they hold this very code, else from a meta-device analysis of the file (no compute)."""
+    import hashlib
+
+    from .problems import analyze_on_meta
+
+    stored = _stored_min_bytes() if stored is None else stored
+    hit = stored.get((problem.problem_id, hashlib.sha256(problem.code.encode("utf-8")).hexdigest()))
+    return hit if hit is not None else analyze_on_meta(problem, with_trace=False).min_bytes
+
+
+def _stored_min_bytes() -> dict[tuple[str, str], int]:
+    """(problem id, sha256 of its code) -> min_bytes, from every suite tag of the local store (none: {})."""
+    from .folders import RevisionError
+    from .schema import SUITES
+    from .store import LocalStore
+
+    store, out = LocalStore(), {}
+    for suite in SUITES:
+        try:
+            table, _ = store.read_table("kernelbench-v3-problems", suite, columns=["problem_id", "sha256", "min_bytes"])
+        except (RevisionError, ValueError, FileNotFoundError):
+            continue
+        for row in table.to_pylist():
+            if row["min_bytes"] is not None:
+                out[(row["problem_id"], row["sha256"])] = row["min_bytes"]
+    return out
+
+
+def _check_device(device: str | None) -> str:
+    """The device a grade will run on; a CUDA device this machine lacks is a one-line error."""
+    import torch
+
+    if device is None:
+        return "cuda:0" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: this machine has no usable CUDA GPU (torch {torch.__version__}); "
+                             "grade on the CPU with --device cpu, or install a CUDA build of torch")
+        index = int(device.split(":")[1]) if ":" in device else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) are visible")
+    elif device != "cpu":
+        raise ValueError(f"--device {device!r}: use cuda:N or cpu")
+    return device
+
+
+def _check_fits(pid: str, min_bytes: int | None, force: bool) -> None:
+    """Refuse a CPU grade this machine's memory cannot hold (it would be OOM-killed minutes later)."""
+    if min_bytes is None or force:
+        return
+    need, avail = CPU_NEED_FACTOR * min_bytes, _available_bytes()
+    if need > avail:
+        raise ValueError(f"{pid} needs about {need / 1e9:.1f} GB on the CPU ({CPU_NEED_FACTOR} x its "
+                         f"{min_bytes / 1e9:.2f} GB of inputs, weights and outputs) and this machine has "
+                         f"{avail / 1e9:.1f} GB available. Grade it on a GPU (--device cuda:0), pick a problem that "
+                         "fits (`kb ls --fits`), or pass --ignore-memory to try anyway")
 
 
 def _level(pid: str) -> int:
@@ -70,8 +173,10 @@ def cmd_validate(args) -> int:
 
 def cmd_eval(args) -> int:
     from .harness.baselines import BaselineIndex
-    from .harness.grade import Options, grade_file
+    from .harness.grade import Options, grade
+    from .problems import ProblemSet
 
+    device = _check_device(args.device)
     baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
     opt = Options(model=args.model, gpu=args.gpu, device=args.device, timeout_s=args.timeout, trials=args.trials,
                   warmup=args.warmup, require_custom_kernel=not args.allow_framework,
@@ -81,39 +186,80 @@ def cmd_eval(args) -> int:
         print("WARNING: --sandbox none: the submission runs with this user's rights, its network and its files "
               "(its verdict is still decided in the judge's process)", file=sys.stderr)
     if args.batch:
-        from .harness.batch import run_batch
-
-        sink = run_batch(args.batch, args.out or Path("kb-eval-out"), suite=args.suite, problems_root=args.problems,
-                         options=opt, workers=args.workers, baselines=baselines, use_ray=args.ray,
-                         ray_address=args.address)
-        recs = sink.records()
-        by_status: dict[str, int] = {}
-        for r in recs:
-            by_status[r.status] = by_status.get(r.status, 0) + 1
-        print(f"{len(recs)} records in {sink.path}: " + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())))
-        return 0
+        return _eval_batch(args, opt, baselines, device)
     if not (args.problem and args.submission):
         raise ValueError("give a problem and a submission file, or --batch")
+    code = args.submission.read_text(encoding="utf-8", errors="replace")
     if args.revision:  # the problem as a dataset revision pins it: code, rules and the immutable id
-        from .harness.grade import grade
-        from .store import open_store
+        from .stores import open_store
         from .stream import stream_problem
 
         store = open_store("hub", org=args.org) if args.store == "hub" else open_store("local")
         hit = stream_problem(args.problem, args.revision, store=store, suite=args.suite)
-        code = args.submission.read_text(encoding="utf-8", errors="replace")
-        rec, base = grade(hit.problem, code, name=str(args.submission), options=opt, baselines=baselines,
-                          problems_revision=hit.revision)
+        problem, revision, min_bytes = hit.problem, hit.revision, hit.row.get("min_bytes")
     else:
-        rec, base = grade_file(args.problem, args.submission, suite=args.suite, problems_root=args.problems,
-                               options=opt, baselines=baselines)
+        problem, revision = ProblemSet(args.problems).load(args.problem, args.suite), None
+        min_bytes = _min_bytes(problem) if device == "cpu" else None
+    if device == "cpu":
+        _check_fits(problem.problem_id, min_bytes, args.ignore_memory)
+    rec, base = grade(problem, code, name=str(args.submission), options=opt, baselines=baselines,
+                      problems_revision=revision)
     row = rec.to_row()
-    row.pop("solution_code")
-    print(json.dumps(row, indent=1, sort_keys=True))
+    if args.json:
+        print(json.dumps(row, sort_keys=True, default=str))
+    else:
+        speed = f"speedup {rec.speedup:.3f}x" if rec.speedup is not None else "no speedup"
+        print(f"{rec.problem_id}: {rec.status}, {speed}" + (f", flags {','.join(rec.flags)}" if rec.flags else "")
+              + (f"; {rec.error}" if rec.error else ""))
     if args.out:
-        args.out.write_text(json.dumps({"record": rec.to_row(), "baseline": base.to_row() if base else None},
-                                       indent=1, sort_keys=True), encoding="utf-8")
+        from .io import append_jsonl
+
+        append_jsonl(args.out, [row])
+        if base is not None:
+            append_jsonl(_baselines_path(args.out), [base.to_row()])
+        print(f"record appended to {args.out}", file=sys.stderr)
     return 0 if rec.status == "ok" else 1
+
+
+def _baselines_path(records: Path) -> Path:
+    """Where `kb eval --out F` puts a baseline it measured: beside F, never inside a record line."""
+    return records.with_name(records.stem + ".baselines.jsonl")
+
+
+def _eval_batch(args, opt, baselines, device: str) -> int:
+    """`kb eval --batch`: ids that name no problem are skipped here (and counted as skipped), the rest graded."""
+    import tempfile
+
+    from .harness.batch import discover, run_batch
+    from .problems import ProblemError, ProblemSet
+
+    ps = ProblemSet(args.problems)
+    jobs, skipped = [], []
+    for job in discover(args.batch):
+        try:
+            ps.resolve(job.problem, args.suite)
+            jobs.append(job)
+        except ProblemError as e:
+            skipped.append(f"skip {job.submission}: {e}")
+    for line in skipped:
+        print(line, file=sys.stderr)
+    if skipped:
+        print(f"{len(skipped)} submission(s) skipped (no such problem); {len(jobs)} left for the batch",
+              file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="kb-batch-") as tmp:
+        manifest = Path(tmp) / "jobs.jsonl"  # the resolvable jobs only, so the bar's "done before" is honest
+        manifest.write_text("".join(json.dumps({"problem": j.problem, "submission": str(Path(j.submission).resolve()),
+                                                "model": j.model}) + "\n" for j in jobs), encoding="utf-8")
+        sink = run_batch(manifest, args.out or Path("kb-eval-out"), suite=args.suite, problems_root=args.problems,
+                         options=opt, workers=args.workers, baselines=baselines, use_ray=args.ray,
+                         ray_address=args.address)
+    recs = sink.records() if sink.path.exists() else []  # nothing graded: no records file
+    by_status: dict[str, int] = {}
+    for r in recs:
+        by_status[r.status] = by_status.get(r.status, 0) + 1
+    print(f"{len(recs)} records in {sink.path}: " + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items()))
+          + (f"; {len(skipped)} skipped" if skipped else ""))
+    return 0
 
 
 def cmd_baselines_measure(args) -> int:
@@ -125,8 +271,8 @@ def cmd_baselines_measure(args) -> int:
     for suite in args.suite or [None]:
         for cat in args.category or [None]:
             ids += ps.ids(suite, cat)
-    if args.only:
-        ids = [ps.resolve(x) for x in args.only]
+    if args.only:  # --only a,b and --only a --only b alike
+        ids = [ps.resolve(x.strip()) for arg in args.only for x in arg.split(",") if x.strip()]
     ids = [pid for pid in dict.fromkeys(ids) if not pid.split("/")[1].startswith("metal")]  # Metal runs on Apple GPUs
     ids = [pid for pid in ids if not missing_requirements(ps.paths[pid].read_text(encoding="utf-8"))]
     if args.device == "auto":
@@ -134,7 +280,7 @@ def cmd_baselines_measure(args) -> int:
 
         devices = visible_devices("auto")
     else:
-        devices = [d.strip() for d in args.device.split(",") if d.strip()]
+        devices = [_check_device(d.strip()) for d in args.device.split(",") if d.strip()]
     rows = sweep(ids, args.out, problems_root=args.problems, gpu=args.gpu_key, device=devices,
                  compile_suites=tuple(x for x in args.compile_suites.split(",") if x), workers=args.workers,
                  chunk=args.chunk, max_seconds=args.max_seconds, compile_budget_s=args.compile_budget)
@@ -177,21 +323,68 @@ def cmd_baselines_spread(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    import signal
+    import threading
+
+    from .paths import work_dir
+    from .serve import StoreServer, client_env
+    from .store import LocalStore
+
+    pidfile = work_dir() / f"serve-{args.port}.pid"
+    if args.stop:
+        if not pidfile.exists():
+            raise ValueError(f"no `kb serve --background` on port {args.port} (no {pidfile})")
+        os.kill(int(pidfile.read_text()), signal.SIGTERM)
+        pidfile.unlink()
+        print(f"stopped kb serve on port {args.port}")
+        return 0
+    store = LocalStore(args.store_root)
+    srv = StoreServer(store, port=args.port, org=args.org, writable=args.writable, token=args.token)
+    held = ", ".join(store.datasets()) or "nothing yet (run `kb build`)"
+    print(f"serving {store.root} ({held}) at {srv.url}{' (writable)' if args.writable else ''}")
+    print("point the clients at it: " + " ".join(f"{k}={v}" for k, v in client_env(srv.url).items()), flush=True)
+    if args.background:  # the socket listens before the fork, so a client started right after cannot miss it
+        pid = os.fork()
+        if pid:
+            from .io import write_bytes_atomic
+
+            write_bytes_atomic(pidfile, str(pid).encode())
+            print(f"in the background as pid {pid}; stop it with `kb serve --stop --port {args.port}`")
+            return 0
+        os.setsid()
+        sys.stdin.close()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with srv:
+        try:
+            threading.Event().wait()
+        except (KeyboardInterrupt, SystemExit):
+            pass
+    if args.background:
+        os._exit(0)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kb", description="KernelBench problems, baselines and run records as datasets; kernel grading.")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("ls", help="list problems: one id per row with its key facts")
     _add_problems_root(p)
-    p.add_argument("--suite")
+    p.add_argument("--suite", choices=SUITES)
     p.add_argument("--category")
     p.add_argument("--gpu", help="only problems swept on this GPU key (v0.1 problems run on any NVIDIA GPU)")
+    p.add_argument("--fits", action="store_true",
+                   help="only problems this machine's available memory can grade on the CPU, with what each needs")
     p.add_argument("--ids-only", action="store_true")
     p.set_defaults(func=cmd_ls)
 
     p = sub.add_parser("validate", help="load and meta-run every problem; exit 1 listing failures")
     _add_problems_root(p)
-    p.add_argument("--suite")
+    p.add_argument("--suite", choices=SUITES)
     p.add_argument("--category")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_validate)
@@ -201,11 +394,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("problem", nargs="?", help="problem id, name or file name")
     p.add_argument("submission", nargs="?", type=Path, help="the submission .py file")
     p.add_argument("--batch", type=Path, help="a folder of <problem>.py or <problem>/solution.py files, or a JSONL manifest")
-    p.add_argument("--suite", choices=["v0.1", "v3"])
+    p.add_argument("--suite", choices=SUITES)
     p.add_argument("--gpu", help="GPU key to record (default: from the device name)")
-    p.add_argument("--device", help="cuda:N or cpu")
+    p.add_argument("--device", help="cuda:N or cpu (default: cuda:0 when there is a GPU)")
     p.add_argument("--model", default="local", help="who wrote the submission (the record's model column)")
-    p.add_argument("--out", type=Path, help="single: write the record as JSON here; batch: output folder (default kb-eval-out)")
+    p.add_argument("--out", type=Path, help="single: append the run record to this JSONL file (what `kb publish runs "
+                   "--records` takes; a measured baseline goes to <name>.baselines.jsonl beside it); "
+                   "batch: output folder (default kb-eval-out)")
+    p.add_argument("--json", action="store_true", help="single: print the run record as one JSON line")
+    p.add_argument("--ignore-memory", action="store_true",
+                   help="grade on the CPU even when the problem looks too large for this machine's memory")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per submission")
     p.add_argument("--trials", type=int, help="timed calls (default: the suite's rules)")
     p.add_argument("--warmup", type=int)
@@ -235,9 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
     bsub = p.add_subparsers(dest="baselines_cmd", required=True)
     p = bsub.add_parser("measure", help="time every reference eagerly and under torch.compile; resumable")
     _add_problems_root(p)
-    p.add_argument("--suite", action="append", help="suite(s) to measure (default: all)")
+    p.add_argument("--suite", action="append", choices=SUITES, help="suite(s) to measure (default: all)")
     p.add_argument("--category", action="append")
-    p.add_argument("--only", action="append", default=[], help="problem ids or names")
+    p.add_argument("--only", action="append", default=[], help="problem ids or names (comma-separated or repeated)")
     p.add_argument("--gpu-key", help="GPU key for the rows (default: from the device name)")
     p.add_argument("--device", default="auto",
                    help="cuda:N, a comma-separated list, or auto (every visible GPU, else the CPU): each GPU times its "
@@ -290,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def _source_args(p):
         _add_problems_root(p)
-        p.add_argument("--suite", action="append", choices=["v0.1", "v3"], help="problems: suite(s) (default: v0.1 then v3)")
+        p.add_argument("--suite", action="append", choices=SUITES, help="problems: suite(s) (default: v0.1 then v3)")
         p.add_argument("--records", action="append", type=Path, help="runs: extra run records (.jsonl, .parquet or a folder)")
         p.add_argument("--baselines", action="append", type=Path, help="baselines: extra measured baseline JSONL files")
         p.add_argument("--workers", type=int, help="problems: analysis processes (default: up to 2)")
@@ -322,6 +520,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="copy the folder here (default: print the store's snapshot folder)")
     _store_args(p)
     p.set_defaults(func=_ds("cmd_pull"))
+
+    p = sub.add_parser("serve", help="serve the local store over the Hub's HTTP API on 127.0.0.1 (HF_ENDPOINT)")
+    p.add_argument("--port", type=int, default=8990)
+    p.add_argument("--store-root", type=Path, help="local store root (default: $KB_STORE, else <checkout>/.kb/store)")
+    p.add_argument("--org", default="local", help="the namespace that names the store's datasets too (default local)")
+    p.add_argument("--writable", action="store_true", help="accept publishes (create repo, commit, tag)")
+    p.add_argument("--token", help="with --writable: the token writes must carry (default: none needed)")
+    p.add_argument("--background", action="store_true", help="serve from a background process and return")
+    p.add_argument("--stop", action="store_true", help="stop the background server of --port")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("revisions", help="list a dataset's branches and tags with their commit ids")
     p.add_argument("dataset", help="problems, baselines, runs (or a full dataset name)")

@@ -8,7 +8,6 @@ leaves the store as it was.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -19,7 +18,7 @@ from kb_data.schema import SUITES
 
 
 def _store(args):
-    from .store import open_store
+    from .stores import open_store
 
     if getattr(args, "store", "local") == "hub":
         return open_store("hub", org=getattr(args, "org", None), private=getattr(args, "private", False))
@@ -33,8 +32,11 @@ def _name(args, dataset: str) -> str:
 
 
 def read_records(path: str | Path) -> list[dict]:
-    """Run-record rows from a .jsonl file, a .parquet file or a dataset folder."""
+    """Run-record rows from a .jsonl file (one `RunRecord.to_row()` per line, as `kb eval --out` appends them),
+    a .parquet file or a dataset folder."""
     import pyarrow.dataset as pds
+
+    from .io import read_jsonl_rows
 
     path = Path(path)
     if path.is_dir():
@@ -44,15 +46,7 @@ def read_records(path: str | Path) -> list[dict]:
         return pds.dataset(files, format="parquet").to_table().to_pylist()
     if path.suffix == ".parquet":
         return pds.dataset(str(path), format="parquet").to_table().to_pylist()
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{i}: not JSON: {e.msg}") from e
-    return rows
+    return read_jsonl_rows(path)
 
 
 def _log(msg: str) -> None:
@@ -126,12 +120,14 @@ def publish_results(store, results, *, tag: str | None = None, names: dict | Non
         t = tag or (res.suite if res.dataset == PROBLEMS else None)
         plan.append((res, (names or {}).get(res.dataset, res.dataset), t))
     for res, name, t in plan:
-        if t and res.dataset != RUNS and store.exists(name):  # runs are appended: append_records checks
+        if t and res.dataset != RUNS:  # runs are appended: append_runs checks
             store.check_tag(name, res.folder, t)
+    from kb_data.builders.publish import publish_folder
+
     out = []
     for res, name, t in plan:
-        pub = store.publish(name, res.folder, tag=t,
-                            message=f"kb: {res.dataset}" + (f" {res.suite}" if res.suite else ""))
+        pub = publish_folder(store, name, res.folder, tag=t,
+                             message=f"kb: {res.dataset}" + (f" {res.suite}" if res.suite else ""))
         out.append((res, pub))
     return out
 
@@ -185,9 +181,9 @@ def cmd_publish(args) -> int:
     if args.folder:
         if kind == "problems" and not args.tag:
             raise ValueError("publishing a problems folder needs --tag (the suite version, e.g. v3)")
-        if args.tag and kind != "runs" and store.exists(name):
-            store.check_tag(name, args.folder, args.tag)
-        pub = store.publish(name, args.folder, tag=args.tag, message=args.message)
+        from kb_data.builders.publish import publish_folder
+
+        pub = publish_folder(store, name, args.folder, tag=args.tag, message=args.message)
         print(pub.summary())
         return 0
     suites = args.suite or list(SUITES)

@@ -1,18 +1,17 @@
-"""The Hugging Face Hub as a `kb_data.store.Store`: same operations, same semantics as the local store.
+"""The Hugging Face Hub as a `kb_data.store.Store`: thin calls of `huggingface_hub`, the store's rules kept by
+`Store.commit`.
 
     store = open_store("hub", org="my-org")          # token: HF_TOKEN / `hf auth login`; endpoint: HF_ENDPOINT
     store.publish("kernelbench-v3-problems", "out/problems-v3", tag="v3")
     ds, sha = store.load("kernelbench-v3-problems", "v0.1")
 
-- publish: creates the dataset repo if missing, uploads the folder as ONE commit on `main` (files
-  that changed are added, files the folder no longer has are deleted), then creates the tag. An
-  existing tag is never moved: same content -> no-op, other content -> PublishError.
-- resolve: tag/branch -> commit SHA via `repo_info(revision=...)`; an unknown revision is a
-  RevisionError listing the repo's branches and tags.
-- load: `datasets.load_dataset(repo_id, revision=<sha>)`, the SHA and never the tag, so an offline
-  cache cannot substitute another revision.
-- runs: `append_records` (shared with the local store) reads the record ids already published and
-  commits only a new shard (plus the re-rendered card); nothing existing is rewritten.
+- a folder is one `upload_folder(..., delete_patterns="*", parent_commit=head)` commit (the repo's
+  tree becomes the folder); records are one `create_commit` of added files on top of the head;
+- a commit that must not move `main` (an older version published after a newer one) is made on a
+  temporary branch, tagged, and the branch deleted: the tag keeps the commit;
+- revisions: `list_repo_refs`; a tag or branch resolves to its commit SHA through `repo_info`;
+- loads: `datasets.load_dataset(repo_id, revision=<sha>)`, the SHA and never the tag, so an offline
+  cache cannot substitute another revision; `snapshot` is `snapshot_download` at the SHA.
 """
 from __future__ import annotations
 
@@ -20,15 +19,12 @@ import hashlib
 import re
 from pathlib import Path
 
-from .store import DEFAULT_BRANCH, Loaded, ParquetSource, PublishError, PublishResult, RevisionError, Store
+from .folders import config_files, git_blob_sha1
+from .store import DEFAULT_BRANCH, CommitPlan, Loaded, ParquetSource, PublishError, RevisionError, Store
 
 REPO_TYPE = "dataset"
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,39}$")
-
-
-def git_blob_sha1(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class HubStore(Store):
@@ -83,12 +79,10 @@ class HubStore(Store):
         if sha and (not _SHA_RE.match(revision) or sha == revision):
             return sha
         refs = self.revisions(name)
-        if _HEX_RE.match(revision) or _SHA_RE.match(revision):
-            hits = set()
-            for head in {*refs["branches"].values(), *refs["tags"].values()}:
-                for c in self.api.list_repo_commits(repo, repo_type=REPO_TYPE, revision=head):
-                    if c.commit_id.startswith(revision):
-                        hits.add(c.commit_id)
+        if _HEX_RE.match(revision):  # a commit prefix the Hub does not resolve itself: search the history
+            hits = {c.commit_id for head in {*refs["branches"].values(), *refs["tags"].values()}
+                    for c in self.api.list_repo_commits(repo, repo_type=REPO_TYPE, revision=head)
+                    if c.commit_id.startswith(revision)}
             if len(hits) == 1:
                 return hits.pop()
             if len(hits) > 1:
@@ -97,7 +91,7 @@ class HubStore(Store):
         raise RevisionError(f"{repo}: unknown revision {revision!r} on {self.api.endpoint}; known: {known} "
                             "(or a commit SHA)")
 
-    # --- publishing
+    # --- writing
     def _remote_tree(self, repo: str, commit: str) -> dict:
         from huggingface_hub.hf_api import RepoFile
 
@@ -109,104 +103,55 @@ class HubStore(Store):
         if remote is None:
             return False
         data = local.read_bytes()
-        if getattr(remote, "lfs", None):
-            lfs = remote.lfs
-            sha = lfs.get("sha256") if isinstance(lfs, dict) else getattr(lfs, "sha256", None)
-            return sha == hashlib.sha256(data).hexdigest()
+        if remote.lfs is not None:
+            return remote.lfs.sha256 == hashlib.sha256(data).hexdigest()
         return remote.blob_id == git_blob_sha1(data)
 
-    def _diff(self, repo: str, commit: str | None, files: dict[str, Path]) -> tuple[list[str], list[str]]:
-        remote = self._remote_tree(repo, commit) if commit else {}
-        adds = [rel for rel, p in sorted(files.items()) if not self._same(remote.get(rel), p)]
-        deletes = sorted(p for p in remote if p not in files and p != ".gitattributes")
-        return adds, deletes
+    def diff(self, name: str, commit: str | None, files: dict[str, Path]) -> tuple[list[str], list[str]]:
+        remote = self._remote_tree(self.repo_id(name), commit) if commit else {}
+        changed = [rel for rel, p in sorted(files.items()) if not self._same(remote.get(rel), p)]
+        return changed, sorted(p for p in remote if p not in files and p != ".gitattributes")
 
-    def check_tag(self, name: str, folder: str | Path, tag: str) -> None:
-        from kb_data.builders.common import folder_files
+    def _ensure(self, name: str) -> None:
+        self.api.create_repo(self.repo_id(name), repo_type=REPO_TYPE, exist_ok=True, private=self.private)
 
+    def _write_commit(self, name: str, plan: CommitPlan, on_main: bool) -> str:
+        repo = self.repo_id(name)
+        branch = DEFAULT_BRANCH
+        if not on_main:  # a commit `main` must not point to: made on a branch of its own, kept by its tag
+            branch = f"kb-publish-{plan.tag}"
+            self.api.create_branch(repo, branch=branch, revision=plan.parent, repo_type=REPO_TYPE, exist_ok=False)
         try:
-            tagged = self.revisions(name)["tags"].get(tag)
-        except RevisionError:
-            return
-        if tagged is None:
-            return
-        folder = Path(folder)
-        adds, deletes = self._diff(self.repo_id(name), tagged, {rel: folder / rel for rel in folder_files(folder)})
-        if adds or deletes:
-            raise PublishError(f"{self.repo_id(name)}: tag {tag!r} exists on {tagged[:12]} with other content "
-                               f"({', '.join((adds + deletes)[:3])} differ) and tags are never moved")
+            return self._upload(repo, plan, branch).oid
+        finally:
+            if branch != DEFAULT_BRANCH:
+                self.api.delete_branch(repo, branch=branch, repo_type=REPO_TYPE)
 
-    def _ensure_repo(self, repo: str) -> None:
-        self.api.create_repo(repo, repo_type=REPO_TYPE, exist_ok=True, private=self.private)
-
-    def _publish_folder(self, name: str, folder: Path, files: list[str], tag: str | None, message: str) -> PublishResult:
+    def _upload(self, repo: str, plan: CommitPlan, branch: str):
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-        repo = self.repo_id(name)
-        self._ensure_repo(repo)
-        refs = self.revisions(name)
-        local = {rel: folder / rel for rel in files}
-        result = PublishResult(name, "", False, tag=tag, store=self.kind)
-        if tag is not None and tag in refs["tags"]:
-            tagged = refs["tags"][tag]
-            adds, deletes = self._diff(repo, tagged, local)
-            if adds or deletes:
-                raise PublishError(f"{repo}: tag {tag!r} exists on {tagged[:12]} with other content "
-                                   f"({', '.join((adds + deletes)[:3])} differ) and tags are never moved. "
-                                   "Publish it under a new tag.")
-            result.commit = tagged
-            return result
-        head = refs["branches"].get(DEFAULT_BRANCH)
-        adds, deletes = self._diff(repo, head, local)
-        if adds or deletes:
-            ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(local[rel])) for rel in adds]
-            ops += [CommitOperationDelete(path_in_repo=p) for p in deletes]
-            info = self.api.create_commit(repo, ops, commit_message=message, repo_type=REPO_TYPE,
-                                          revision=DEFAULT_BRANCH, parent_commit=head)
-            result.commit, result.created, result.added, result.deleted = info.oid, True, adds, deletes
-        else:
-            result.commit = head
-        if tag is not None:
-            result.tagged = self._create_tag(name, tag, result.commit)
-        return result
+        if plan.replace and plan.folder is not None:
+            return self.api.upload_folder(repo_id=repo, folder_path=str(plan.folder), repo_type=REPO_TYPE,
+                                          revision=branch, commit_message=plan.message, parent_commit=plan.parent,
+                                          ignore_patterns=[".*", "**/.*"], delete_patterns="*")
+        ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(p)) for rel, p in sorted(plan.files.items())]
+        if plan.replace and plan.parent:
+            ops += [CommitOperationDelete(path_in_repo=p) for p in self.diff(repo, plan.parent, plan.files)[1]]
+        return self.api.create_commit(repo, ops, commit_message=plan.message, repo_type=REPO_TYPE, revision=branch,
+                                      parent_commit=plan.parent)
 
-    def _commit_files(self, name: str, files: dict[str, Path], message: str, parent: str | None) -> str:
-        from huggingface_hub import CommitOperationAdd
-
-        repo = self.repo_id(name)
-        if parent is None:
-            self._ensure_repo(repo)
-            parent = self.resolve(name)
-            present = [f for f in self._remote_tree(repo, parent) if f.startswith("data/")]
-            if present:
-                raise PublishError(f"{repo}: data appeared while publishing ({present[0]}); nothing was changed, retry")
-        ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(p)) for rel, p in sorted(files.items())]
-        info = self.api.create_commit(repo, ops, commit_message=message, repo_type=REPO_TYPE,
-                                      revision=DEFAULT_BRANCH, parent_commit=parent)
-        return info.oid
-
-    def _create_tag(self, name: str, tag: str, commit: str) -> bool:
+    def _set_tag(self, name: str, tag: str, commit: str) -> None:
         from huggingface_hub.errors import HfHubHTTPError
 
-        repo = self.repo_id(name)
-        old = self.revisions(name)["tags"].get(tag)
-        if old == commit:
-            return False
-        if old is not None:
-            raise PublishError(f"{repo}: tag {tag!r} exists on {old[:12]} and tags are never moved")
         try:
-            self.api.create_tag(repo, tag=tag, revision=commit, repo_type=REPO_TYPE)
+            self.api.create_tag(self.repo_id(name), tag=tag, revision=commit, repo_type=REPO_TYPE)
         except HfHubHTTPError as e:  # created concurrently: fine only if it names the same commit
-            old = self.revisions(name)["tags"].get(tag)
-            if old == commit:
-                return False
-            raise PublishError(f"{repo}: could not create tag {tag!r}: {e}") from e
-        return True
+            if self.revisions(name)["tags"].get(tag) != commit:
+                raise PublishError(f"{self.repo_id(name)}: could not create tag {tag!r}: {e}") from e
 
     # --- reading
     def list_files(self, name: str, revision: str = DEFAULT_BRANCH) -> list[str]:
-        sha = self.resolve(name, revision)
-        return sorted(self._remote_tree(self.repo_id(name), sha))
+        return sorted(self._remote_tree(self.repo_id(name), self.resolve(name, revision)))
 
     def read_text(self, name: str, revision: str, path: str) -> str:
         sha = self.resolve(name, revision)
@@ -221,16 +166,10 @@ class HubStore(Store):
     def parquet_source(self, name: str, revision: str = DEFAULT_BRANCH, config: str | None = None,
                        split: str | None = None) -> ParquetSource:
         """The config's Parquet files at the resolved SHA, as `HfFileSystem` paths (ranged reads)."""
-        from kb_data.builders.common import card_configs, match_files, pick_config
-
         repo = self.repo_id(name)
         sha = self.resolve(name, revision)
-        spec = pick_config(card_configs(self.read_text(name, sha, "README.md")), config)
-        if split is not None and split not in spec.splits:
-            raise RevisionError(f"{repo}@{sha[:12]}: config {spec.name!r} has no split {split!r}; "
-                                f"it has {', '.join(spec.splits)}")
-        patterns = spec.splits[split] if split else [p for ps in spec.splits.values() for p in ps]
-        files = match_files(patterns, self._remote_tree(repo, sha))
+        files = config_files(self.read_text(name, sha, "README.md"), self._remote_tree(repo, sha), config, split,
+                             f"{repo}@{sha[:12]}")
         return ParquetSource(self.filesystem(), [f"datasets/{repo}@{sha}/{f}" for f in files], sha)
 
     def snapshot(self, name: str, revision: str = DEFAULT_BRANCH) -> Path:

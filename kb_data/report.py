@@ -12,19 +12,22 @@ from pathlib import Path
 import pandas as pd
 
 from . import analysis as A
+from .io import atomic_target, write_bytes_atomic
 
 TITLES = {
     "correctness": "Correct / total attempts",
     "correctness_by_level": "Correct / total by level",
     "correctness_by_op_type": "Correct / total by op_type",
-    "fast_p": "fast_p: fraction of all attempts that are correct and faster than p x baseline",
+    "fast_p": "fast_p: fraction of all attempts that are correct and faster than p x their own baseline",
+    "fast_p_by_baseline": "fast_p split by baseline type (the rows of one group sum to its fast_p row)",
     "geomean_speedup": "Speedup of correct records: geometric mean, median, max",
     "cost_per_correct": "Tokens and cost per correct kernel",
     "anomaly_flags": "Anomaly flags",
 }
 NOTES = [
     "Speedups against different baseline types (pytorch: upstream's older eager-only runs; pytorch_eager; "
-    "torch_compile) are not comparable, so every speedup table has one row per baseline type and never a mixed figure.",
+    "torch_compile) are not comparable: fast_p names the mix of each group's baselines (baseline_types), and every "
+    "other speedup table has one row per baseline type and never a mixed figure.",
     "fast_p divides by all attempts of the group (failed attempts carry no baseline type); the rows of one "
     "group share that denominator. A group with no correct attempt shows one row with an empty baseline type.",
     "A record is correct when its status is ok; an attempt without an op_type takes its problem's recorded op_type.",
@@ -94,7 +97,8 @@ def plot_fast_p_curves(curve: pd.DataFrame, out: Path) -> list[Path]:
         fig.legend([handles[n] for n in names], names, loc="center right", fontsize=7, frameon=False)
         fig.tight_layout(rect=(0, 0, 1 - 2.3 / fig.get_figwidth(), 1))
         path = out / f"fast_p_curve_{_slug(gpu)}.png"
-        fig.savefig(path, dpi=90)
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, dpi=90, format="png")
         plt.close(fig)
         paths.append(path)
     return paths
@@ -117,7 +121,8 @@ def plot_speedup_distributions(df: pd.DataFrame, out: Path) -> list[Path]:
         ax.grid(alpha=0.3, axis="x")
         fig.tight_layout()
         path = out / f"speedup_dist_{_slug(bt)}.png"
-        fig.savefig(path, dpi=90)
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, dpi=90, format="png")
         plt.close(fig)
         paths.append(path)
     return paths
@@ -148,10 +153,12 @@ def write_files(res: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, t in res["tables"].items():
-        t.to_csv(out / f"{name}.csv", index=False)
+        with atomic_target(out / f"{name}.csv") as tmp:
+            t.to_csv(tmp, index=False)
         paths.append(out / f"{name}.csv")
     if "curve" in res:
-        res["curve"].to_csv(out / "fast_p_curve.csv", index=False)
+        with atomic_target(out / "fast_p_curve.csv") as tmp:
+            res["curve"].to_csv(tmp, index=False)
         paths.append(out / "fast_p_curve.csv")
         paths += plot_fast_p_curves(res["curve"], out)
     if {"model", "speedup", A.BT} <= set(res["frame"].columns):
@@ -229,7 +236,7 @@ def cmd_report(args) -> int:
     out = Path(args.out)
     paths = write_files(res, out)
     page = out / "index.html"
-    page.write_text(render_html(res, [p for p in paths if p.suffix == ".png"]), encoding="utf-8")
+    write_bytes_atomic(page, render_html(res, [p for p in paths if p.suffix == ".png"]).encode("utf-8"))
     print(f"wrote {page} ({len(paths)} files alongside)")
     return 0
 
@@ -243,10 +250,12 @@ def cmd_import_upstream(args) -> int:
     records = import_upstream(args.csv, problems=args.problems)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(to_table(records), out)
+    with atomic_target(out) as tmp:
+        pq.write_table(to_table(records), tmp)
     print(f"wrote {len(records)} run records to {out}")
     if args.baselines:
         rows = derived_baselines(records)
-        pq.write_table(to_table(rows, Baseline), args.baselines)
+        with atomic_target(Path(args.baselines)) as tmp:
+            pq.write_table(to_table(rows, Baseline), tmp)
         print(f"wrote {len(rows)} derived baselines to {args.baselines}")
     return 0

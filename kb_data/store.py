@@ -1,18 +1,23 @@
-"""Versioned dataset stores: the local store (the embedded default) and, with the same interface,
-the Hugging Face Hub (`kb_data.hub.HubStore`).
+"""Versioned dataset stores: the interface, and the local store (the embedded default).
 
-    store = open_store("local")                       # root: $KB_STORE, else <checkout>/.kb/store
+    store = open_store("local")                       # kb_data.stores; root: $KB_STORE, else <checkout>/.kb/store
     store.publish("kernelbench-v3-problems", "out/problems-v3", tag="v3")
     store.resolve("kernelbench-v3-problems", "v3")    # -> immutable commit id
     ds, rev = store.load("kernelbench-v3-problems", "v0.1", config="all", split="level1")
-    store.append_records("kernelbench-v3-runs", records)   # runs: append-only
+
+A store takes a ready commit (`CommitPlan`: files, parent, tag) and knows nothing of what the
+files hold: validating a folder and planning an append of run records is the builders' work.
+The rules every store keeps, implemented once here in `Store.commit`:
+- tags are never moved: the same content under an existing tag is a no-op, other content is a
+  PublishError;
+- `main` serves the newest version: a commit tagged with a version (`v0.1`, `v3`, ...) older than
+  a version tag the dataset already has is tagged but does not move `main`.
 
 The local store has the Hub's semantics: per dataset, content-addressed blobs, commits whose id
-is a content hash of the file tree, a branch `main` (the newest publish) and tags that are never
-moved. A revision is a tag, a branch, a full commit id or a unique prefix of one; anything else is
-an error that lists the known revisions, never a fall back to another revision.
-
-Layout under the root:
+is a content hash of the file tree, branches (`main`) and tags. A revision is a tag, a branch, a
+full commit id or a unique prefix of one; anything else is an error that lists the known
+revisions, never a fall back to another revision. `kb serve` (kb_data.serve) serves it over the
+Hub's HTTP API. Layout under the root:
 
     <name>/objects/<sha256>         file contents (read-only)
     <name>/commits/<id>.json        {"id", "tree": {path: {"sha256", "size"}}, "message"}
@@ -23,7 +28,6 @@ Layout under the root:
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -33,16 +37,19 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
+
+from .folders import RevisionError, card_configs, config_files, folder_files, sha256_file
+from .io import FILE_MODE, append_jsonl, file_lock, write_bytes_atomic  # noqa: F401  (FILE_MODE: the stores' file mode)
 
 DEFAULT_BRANCH = "main"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,64}$")
+_VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)*)$")
 
-
-class RevisionError(ValueError, LookupError):
-    """An unknown dataset or revision; the message lists what is known."""
+__all__ = ["DEFAULT_BRANCH", "CommitPlan", "LocalStore", "Loaded", "ParquetSource", "PublishError", "PublishResult",
+           "RevisionError", "Store", "default_store_root", "tree_id"]
 
 
 class PublishError(ValueError):
@@ -57,12 +64,32 @@ class Loaded(NamedTuple):
 
 
 @dataclass
+class CommitPlan:
+    """One commit, ready to make: `files` (repo path -> local file) replace the parent's tree (`replace=True`: the
+    tree becomes exactly `files`) or are added on top of it; `parent` is the head of `main` the plan was made
+    against (None: a new dataset), and the commit is refused if `main` moved since."""
+
+    files: dict[str, Path]
+    message: str
+    parent: str | None = None
+    replace: bool = True
+    tag: str | None = None
+    folder: Path | None = None       # the folder `files` come from, when the plan is a whole folder
+
+    @classmethod
+    def of_folder(cls, folder: str | Path, message: str, tag: str | None = None) -> "CommitPlan":
+        folder = Path(folder)
+        return cls({rel: folder / rel for rel in folder_files(folder)}, message, tag=tag, folder=folder)
+
+
+@dataclass
 class PublishResult:
     dataset: str
-    commit: str                      # the commit the branch (and tag) point to afterwards
+    commit: str                      # the commit the tag (and main, unless `main_moved` is False) points to
     created: bool                    # a new commit was made
     tag: str | None = None
     tagged: bool = False             # the tag was created by this publish
+    main_moved: bool = False
     added: list[str] = field(default_factory=list)    # files added or changed by the commit
     deleted: list[str] = field(default_factory=list)
     rows_added: int | None = None    # runs: new records
@@ -72,6 +99,8 @@ class PublishResult:
 
     def summary(self) -> str:
         what = "new commit" if self.created else "no change"
+        if self.created and not self.main_moved:
+            what += ", main stays on the newer version"
         if self.rows_added is not None:
             what += f", {self.rows_added} new record(s), {self.rows_present} already present"
         tag = f" tag {self.tag}" + (" (created)" if self.tagged else " (exists)") if self.tag else ""
@@ -87,21 +116,31 @@ class ParquetSource(NamedTuple):
 
 
 def default_store_root() -> Path:
-    env = os.environ.get("KB_STORE")
     from .paths import work_dir
 
+    env = os.environ.get("KB_STORE")
     return Path(env).expanduser() if env else work_dir() / "store"
 
 
-def open_store(kind: str = "local", **kwargs) -> "Store":
-    """`open_store("local", root=...)` or `open_store("hub", org=..., token=..., endpoint=...)`."""
-    if kind == "local":
-        return LocalStore(kwargs.pop("root", None), **kwargs)
-    if kind == "hub":
-        from .hub import HubStore
+def check_tag_name(tag: str | None) -> None:
+    if tag is None:
+        return
+    if not _TAG_RE.match(tag):
+        raise PublishError(f"invalid tag {tag!r} (letters, digits, '.', '_', '-')")
+    if tag == DEFAULT_BRANCH:
+        raise PublishError(f"{tag!r} is the branch; choose another tag name")
 
-        return HubStore(**kwargs)
-    raise ValueError(f"unknown store {kind!r}; use 'local' or 'hub'")
+
+def version_key(tag: str) -> tuple[int, ...] | None:
+    """`v0.1` -> (0, 1), `v3` -> (3,); None for a tag that is not a version."""
+    m = _VERSION_RE.match(tag)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def moves_main(tag: str | None, tags: dict[str, str]) -> bool:
+    """Whether a commit tagged `tag` becomes `main`: not when the dataset has a newer version tag."""
+    key = version_key(tag) if tag else None
+    return key is None or not any((k := version_key(t)) is not None and k > key for t in tags if t != tag)
 
 
 class Store:
@@ -110,28 +149,27 @@ class Store:
     kind = "?"
 
     # --- to implement
-    def _publish_folder(self, name: str, folder: Path, files: list[str], tag: str | None, message: str) -> PublishResult:
-        """Make the dataset's tree exactly `files` of `folder` (one commit), tag it; see `publish`."""
-        raise NotImplementedError
-
-    def _commit_files(self, name: str, files: dict[str, Path], message: str, parent: str | None) -> str:
-        """Add/replace `files` (repo path -> local file) on top of `parent` (None: a new dataset); one commit."""
-        raise NotImplementedError
-
-    def _create_tag(self, name: str, tag: str, commit: str) -> bool:
-        """Tag `commit`; False if the tag already names it; PublishError if it names another commit."""
-        raise NotImplementedError
-
-    def check_tag(self, name: str, folder: str | Path, tag: str) -> None:
-        """PublishError if `tag` exists with content other than `folder` (a dry run of publish's check)."""
+    def revisions(self, name: str) -> dict:
+        """{"branches": {name: id}, "tags": {name: id}}; RevisionError for an unknown dataset."""
         raise NotImplementedError
 
     def resolve(self, name: str, revision: str = DEFAULT_BRANCH) -> str:
         raise NotImplementedError
 
-    def revisions(self, name: str) -> dict:
-        """{"branches": {name: id}, "tags": {name: id}}"""
+    def diff(self, name: str, commit: str | None, files: dict[str, Path]) -> tuple[list[str], list[str]]:
+        """(paths of `files` that differ from `commit`'s tree, paths of the tree that `files` lacks)."""
         raise NotImplementedError
+
+    def _write_commit(self, name: str, plan: CommitPlan, on_main: bool) -> str:
+        """Make the commit of `plan` (checked against `plan.parent`); move `main` to it if `on_main`; its id."""
+        raise NotImplementedError
+
+    def _set_tag(self, name: str, tag: str, commit: str) -> None:
+        """Create the tag (it does not exist yet)."""
+        raise NotImplementedError
+
+    def _ensure(self, name: str) -> None:
+        """Create the dataset if it does not exist (before its first commit)."""
 
     def read_text(self, name: str, revision: str, path: str) -> str:
         raise NotImplementedError
@@ -153,36 +191,71 @@ class Store:
     def describe(self, name: str) -> str:
         return name
 
-    # --- shared
+    # --- shared: the rules every store keeps
+    def commit(self, name: str, plan: CommitPlan) -> PublishResult:
+        """Make `plan`'s commit (none when nothing changes), tag it, and move `main` unless a newer version is
+        tagged. An existing tag is never moved (see the module docstring)."""
+        check_tag_name(plan.tag)
+        self._ensure(name)
+        refs = self.revisions(name) if self.exists(name, any_ref=True) else {"branches": {}, "tags": {}}
+        head = refs["branches"].get(DEFAULT_BRANCH)
+        if plan.parent is not None and plan.parent != head:
+            raise PublishError(f"{self.describe(name)}: main moved from {plan.parent[:12]} to {str(head)[:12]} "
+                               "while the commit was planned; nothing was changed, retry")
+        tagged = refs["tags"].get(plan.tag) if plan.tag else None
+        result = PublishResult(name, "", False, tag=plan.tag, store=self.kind)
+        if tagged is not None:
+            changed, deleted = self.diff(name, tagged, plan.files)
+            if not plan.replace:  # added on top of the head: the same content only if the tag is on the head
+                deleted = [] if tagged == head else [f"(tag not on main {str(head)[:12]})"]
+            if changed or deleted:
+                raise PublishError(f"{self.describe(name)}: tag {plan.tag!r} exists on {tagged[:12]} with other content "
+                                   f"({', '.join((changed + deleted)[:3])} differ) and tags are never moved. "
+                                   "Publish it under a new tag.")
+            result.commit = tagged
+            return result  # the same content under the same tag: nothing to do
+        on_main = moves_main(plan.tag, refs["tags"])
+        changed, deleted = self.diff(name, head, plan.files) if head else (sorted(plan.files), [])
+        if not plan.replace:
+            deleted = []
+        if changed or deleted or head is None:
+            plan = CommitPlan(plan.files, plan.message, head, plan.replace, plan.tag, plan.folder)
+            result.commit = self._write_commit(name, plan, on_main)
+            result.created, result.main_moved = True, on_main
+            result.added, result.deleted = changed, deleted
+        else:
+            result.commit = head
+        if plan.tag is not None:
+            self._set_tag(name, plan.tag, result.commit)
+            result.tagged = True
+        return result
+
     def publish(self, name: str, folder: str | Path, tag: str | None = None, message: str | None = None) -> PublishResult:
-        """Publish a built dataset folder as one commit on `main`, and tag it.
+        """Publish a built dataset folder (validated by its builder) as one commit whose tree is exactly the folder."""
+        return self.commit(name, CommitPlan.of_folder(folder, message or (f"Publish {tag}" if tag else f"Publish {name}"),
+                                                      tag))
 
-        The folder is validated first (card configs, Parquet schema, every row); a refused folder
-        changes nothing. An existing tag is never moved: the same content under the same tag is a
-        no-op, other content is a PublishError. A folder of run records is appended instead
-        (`append_records`): only records whose id is not yet published are added.
-        """
-        from kb_data.builders.common import folder_files, validate_folder
-        from kb_data.schema import RunRecord
-
+    def check_tag(self, name: str, folder: str | Path, tag: str) -> None:
+        """PublishError if `tag` exists with content other than `folder` (a dry run of the tag rule)."""
+        if not self.exists(name, any_ref=True):
+            return
+        tagged = self.revisions(name)["tags"].get(tag)
+        if tagged is None:
+            return
         folder = Path(folder)
-        _check_tag(tag)
-        info = validate_folder(folder)
-        if info["record_type"] is RunRecord:
-            import pyarrow.dataset as pds
+        changed, deleted = self.diff(name, tagged, {rel: folder / rel for rel in folder_files(folder)})
+        if changed or deleted:
+            raise PublishError(f"{self.describe(name)}: tag {tag!r} exists on {tagged[:12]} with other content "
+                               f"({', '.join((changed + deleted)[:3])} differ) and tags are never moved. "
+                               "Publish under a new tag, or use another store.")
 
-            rows = pds.dataset([str(folder / f) for f in info["files"] if f.endswith(".parquet")],
-                               format="parquet").to_table().to_pylist()
-            return self.append_records(name, rows, message=message, tag=tag)
-        return self._publish_folder(name, folder, folder_files(folder), tag,
-                                    message or (f"Publish {tag}" if tag else f"Publish {name}"))
-
-    def exists(self, name: str) -> bool:
+    def exists(self, name: str, any_ref: bool = False) -> bool:
+        """The dataset has a `main` (with `any_ref`: the dataset exists at all)."""
         try:
-            self.resolve(name, DEFAULT_BRANCH)
-            return True
+            revs = self.revisions(name)
         except RevisionError:
             return False
+        return any_ref or DEFAULT_BRANCH in revs["branches"]
 
     def read_table(self, name: str, revision: str = DEFAULT_BRANCH, config: str | None = None,
                    split: str | None = None, columns: list[str] | None = None, filter=None):
@@ -196,76 +269,7 @@ class Store:
         return ds.to_table(columns=columns, filter=filter), src.revision
 
     def configs(self, name: str, revision: str = DEFAULT_BRANCH):
-        from kb_data.builders.common import card_configs
-
         return card_configs(self.read_text(name, revision, "README.md"))
-
-    def append_records(self, name: str, records, message: str | None = None, tag: str | None = None) -> PublishResult:
-        """Runs: add the records whose `record_id` is not yet published, as one new shard (+ the card).
-
-        Nothing is rewritten: existing shards stay as they are; publishing the same records again
-        makes no commit. Records that fail the schema are refused (row and field named) before
-        anything is written. With `tag`, the resulting head is tagged (never moving a tag).
-        """
-        from kb_data.builders.runs import plan_append, prepare_records
-
-        _check_tag(tag)
-        records = prepare_records(records)  # validate first: nothing is written for a bad batch
-        head = self.resolve(name) if self.exists(name) else None
-        if tag is not None and head is not None:
-            tagged = self.revisions(name)["tags"].get(tag)
-            if tagged is not None and tagged != head:
-                raise PublishError(f"{self.describe(name)}: tag {tag!r} exists on {tagged[:12]} and tags are never moved")
-        existing: list[dict] = []
-        files = self.list_files(name, head) if head is not None else []
-        if any(p.startswith("data/") and p.endswith(".parquet") for p in files):
-            existing = self._read_runs(name, head)
-        with tempfile.TemporaryDirectory(prefix="kb-append-") as tmp:
-            plan = plan_append(existing, records, tmp)
-            result = PublishResult(name, head or "", False, tag=tag, rows_added=len(plan.new),
-                                   rows_present=plan.already_present, conflicts=plan.conflicts, store=self.kind)
-            if not plan.empty:
-                clash = [p for p in plan.files if p != "README.md" and p in set(files)]
-                if clash:
-                    raise PublishError(f"{self.describe(name)}: shard {clash[0]} exists already")
-                result.commit = self._commit_files(name, dict(plan.files), message or f"Append {len(plan.new)} run record(s)", head)
-                result.created = True
-                result.added = sorted(plan.files)
-        if tag is not None and result.commit:
-            result.tagged = self._create_tag(name, tag, result.commit)
-        return result
-
-
-    def _read_runs(self, name: str, head: str) -> list[dict]:
-        """Every published record, after checking each shard has the current RunRecord schema.
-
-        A shard written under another schema version cannot be appended to: `datasets` could not
-        load old and new shards together. That needs an explicit migration, not a silent append.
-        """
-        import pyarrow.dataset as pds
-
-        from kb_data.builders.common import schema_diff
-        from kb_data.schema import SCHEMA_VERSION, RunRecord
-
-        src = self.parquet_source(name, head)
-        ds = pds.dataset(src.paths, format="parquet", filesystem=src.filesystem)
-        want = RunRecord.arrow_schema()
-        for frag in ds.get_fragments():
-            got = frag.physical_schema
-            if not got.remove_metadata().equals(want.remove_metadata()):
-                raise PublishError(f"{self.describe(name)}@{head[:12]}: shard {frag.path.rsplit('/', 1)[-1]} has another "
-                                   f"schema than RunRecord {SCHEMA_VERSION} ({schema_diff(got, want)}); appending would "
-                                   "make the dataset unloadable, so the records were not published (migrate the dataset first)")
-        return ds.to_table().to_pylist()
-
-
-def _check_tag(tag: str | None) -> None:
-    if tag is None:
-        return
-    if not _TAG_RE.match(tag):
-        raise PublishError(f"invalid tag {tag!r} (letters, digits, '.', '_', '-')")
-    if tag == DEFAULT_BRANCH:
-        raise PublishError(f"{tag!r} is the branch; choose another tag name")
 
 
 # ---------------------------------------------------------------------------- the local store
@@ -277,76 +281,6 @@ def _canonical(obj: Any) -> bytes:
 def tree_id(tree: dict[str, dict]) -> str:
     """The commit id of a file tree: sha256 of its canonical JSON (path -> sha256), 40 hex digits."""
     return hashlib.sha256(_canonical({p: t["sha256"] for p, t in sorted(tree.items())})).hexdigest()[:40]
-
-
-# The mode open() would give a new file: mkstemp makes its temp files 0600, which would leave built datasets,
-# shipped data and a shared store readable by their owner only.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-FILE_MODE = 0o666 & ~_UMASK
-
-
-@contextlib.contextmanager
-def atomic_target(path: Path, mode: int = FILE_MODE) -> Iterator[Path]:
-    """A temp file beside `path` to write to: when the block ends it gets `mode` and replaces `path` (readers see
-    the old file or the new one, never a part); when the block raises it is removed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def write_bytes_atomic(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Write `data` to `path` through a synced temp file (atomic_target)."""
-    with atomic_target(path, mode) as tmp, open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-@contextlib.contextmanager
-def _locked(path: Path, timeout: float = 60.0) -> Iterator[None]:
-    """An exclusive lock on `path` (fcntl.flock; a lock file elsewhere)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX: O_EXCL lock file
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                break
-            except FileExistsError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{path}: locked by another process")
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            os.close(fd)
-            os.unlink(path)
-        return
-    with open(path, "a+") as f:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{path}: locked by another process for {timeout:.0f} s")
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 class LocalStore(Store):
@@ -370,11 +304,8 @@ class LocalStore(Store):
     def datasets(self) -> list[str]:
         if not self.root.is_dir():
             return []
-        out = []
-        for refs in self.root.glob("*/refs.json"):
-            out.append(refs.parent.name)
-        for refs in self.root.glob("*/*/refs.json"):
-            out.append(f"{refs.parent.parent.name}/{refs.parent.name}")
+        out = [refs.parent.name for refs in self.root.glob("*/refs.json")]
+        out += [f"{refs.parent.parent.name}/{refs.parent.name}" for refs in self.root.glob("*/*/refs.json")]
         return sorted(out)
 
     def _refs(self, name: str) -> dict:
@@ -383,25 +314,25 @@ class LocalStore(Store):
             known = self.datasets()
             raise RevisionError(f"no dataset {name!r} in the local store {self.root}"
                                 + (f"; it holds: {', '.join(known)}" if known else " (it is empty; run `kb build`)"))
-        return json.loads(path.read_text(encoding="utf-8"))
+        refs = json.loads(path.read_text(encoding="utf-8"))
+        return {"branches": dict(refs.get("branches", {})), "tags": dict(refs.get("tags", {}))}
 
     def _commit(self, name: str, commit: str) -> dict:
         return json.loads((self._dir(name) / "commits" / f"{commit}.json").read_text(encoding="utf-8"))
 
     # --- revisions
     def revisions(self, name: str) -> dict:
-        refs = self._refs(name)
-        return {"branches": dict(refs.get("branches", {})), "tags": dict(refs.get("tags", {}))}
+        return self._refs(name)
 
     def resolve(self, name: str, revision: str = DEFAULT_BRANCH) -> str:
         refs = self._refs(name)
         revision = revision or DEFAULT_BRANCH
-        for kind in ("branches", "tags"):
-            if revision in refs.get(kind, {}):
-                return refs[kind][revision]
+        for kind, prefix in (("branches", "refs/heads/"), ("tags", "refs/tags/")):
+            ref = revision[len(prefix):] if revision.startswith(prefix) else revision
+            if ref in refs[kind]:
+                return refs[kind][ref]
         if _HEX_RE.match(revision):
-            ids = [p.stem for p in (self._dir(name) / "commits").glob("*.json")]
-            hits = [c for c in ids if c.startswith(revision)]
+            hits = [p.stem for p in (self._dir(name) / "commits").glob(f"{revision}*.json")]
             if len(hits) == 1:
                 return hits[0]
             if len(hits) > 1:
@@ -409,65 +340,76 @@ class LocalStore(Store):
         raise RevisionError(f"{name}: unknown revision {revision!r} in the local store {self.root}; "
                             f"known: {_known(refs)}")
 
-    # --- publishing
-    def _publish_folder(self, name: str, folder: Path, files: list[str], tag: str | None, message: str) -> PublishResult:
-        return self._publish_tree(name, {rel: folder / rel for rel in files}, tag, message)
+    # --- writing
+    def diff(self, name: str, commit: str | None, files: dict[str, Path]) -> tuple[list[str], list[str]]:
+        tree = self._commit(name, commit)["tree"] if commit else {}
+        changed = [rel for rel, p in sorted(files.items()) if tree.get(rel, {}).get("sha256") != sha256_file(p)]
+        return changed, sorted(p for p in tree if p not in files)
 
-    def _publish_tree(self, name: str, files: dict[str, Path], tag: str | None, message: str,
-                      base: dict | None = None, expect_main: str | None | bool = False) -> PublishResult:
-        """Write blobs and the commit object, then move refs under the lock (main; tag if given).
+    def _write_commit(self, name: str, plan: CommitPlan, on_main: bool) -> str:
+        base = {} if plan.replace or plan.parent is None else self._commit(name, plan.parent)["tree"]
+        tree = dict(base)
+        for rel, src in sorted(plan.files.items()):
+            tree[rel] = self.put_blob(name, Path(src).read_bytes())
+        return self.commit_tree(name, tree, plan.message, DEFAULT_BRANCH if on_main else None, plan.parent)
 
-        `expect_main` (a commit id or None for "no dataset yet"): refuse if main is elsewhere.
-        """
+    def commit_tree(self, name: str, tree: dict[str, dict], message: str, branch: str | None,
+                    expect: str | None | bool = False) -> str:
+        """Store the commit of `tree` (path -> {"sha256", "size"} of stored blobs); move `branch` to it if given,
+        refusing when the branch is not at `expect` (a commit id, or None for "no branch yet")."""
         ddir = self._dir(name)
-        tree = dict(base or {})
-        for rel, src in sorted(files.items()):
-            tree[rel] = self._put_blob(name, src)
         commit = tree_id(tree)
         cpath = ddir / "commits" / f"{commit}.json"
         if not cpath.exists():
             write_bytes_atomic(cpath, json.dumps({"id": commit, "tree": dict(sorted(tree.items())), "message": message},
-                                            indent=1, sort_keys=True).encode())
-        with _locked(ddir / ".lock"):
+                                                 indent=1, sort_keys=True).encode())
+        if branch is not None:
+            with self._lock(name):
+                refs = self._read_refs(name)
+                old = refs["branches"].get(branch)
+                if expect is not False and old != expect:
+                    raise PublishError(f"{name}: {branch} moved from {str(expect)[:12]} to {str(old)[:12]} "
+                                       "during the publish; nothing was changed, retry")
+                if old != commit:
+                    refs["branches"][branch] = commit
+                    self._write_refs(name, refs, [(f"branches/{branch}", old, commit)], message)
+        return commit
+
+    def put_blob(self, name: str, data: bytes) -> dict:
+        sha = hashlib.sha256(data).hexdigest()
+        dst = self._dir(name) / "objects" / sha
+        if not dst.exists():
+            write_bytes_atomic(dst, data, mode=0o444)
+        return {"sha256": sha, "size": len(data)}
+
+    def _set_tag(self, name: str, tag: str, commit: str) -> None:
+        self.set_ref(name, "tags", tag, commit, create_only=True)
+
+    def set_ref(self, name: str, kind: str, ref: str, commit: str | None, create_only: bool = False) -> None:
+        """Create, move or (commit None) delete a branch or tag under the lock; `create_only`: refuse an existing ref
+        (the race where another process created the same tag first)."""
+        with self._lock(name):
             refs = self._read_refs(name)
-            main = refs["branches"].get(DEFAULT_BRANCH)
-            if expect_main is not False and main != expect_main:
-                raise PublishError(f"{name}: main moved from {str(expect_main)[:12]} to {str(main)[:12]} "
-                                   "during the publish; nothing was changed, retry")
-            result = PublishResult(name, commit, False, tag=tag, store=self.kind)
-            if tag is not None and tag in refs["tags"]:
-                if refs["tags"][tag] != commit:
-                    raise PublishError(f"{name}: tag {tag!r} exists on {refs['tags'][tag][:12]} and tags are never "
-                                       f"moved; this content is {commit[:12]}. Publish it under a new tag.")
-                return result  # the same content under the same tag: nothing to do
-            prev = self._commit(name, main)["tree"] if main else {}
-            result.added = sorted(p for p in tree if prev.get(p, {}).get("sha256") != tree[p]["sha256"])
-            result.deleted = sorted(p for p in prev if p not in tree)
-            updates = []
-            if main != commit:
-                refs["branches"][DEFAULT_BRANCH] = commit
-                result.created = True
-                updates.append((f"branches/{DEFAULT_BRANCH}", main, commit))
-            if tag is not None:
-                refs["tags"][tag] = commit
-                result.tagged = True
-                updates.append((f"tags/{tag}", None, commit))
-            self._write_refs(name, refs, updates, message)
-            return result
+            old = refs[kind].get(ref)
+            if create_only and old is not None:
+                if old == commit:
+                    return
+                raise PublishError(f"{name}: {kind[:-1] if kind == 'tags' else 'branch'} {ref!r} exists on {old[:12]}"
+                                   + (" and tags are never moved" if kind == "tags" else ""))
+            if commit is None:
+                refs[kind].pop(ref, None)
+            else:
+                refs[kind][ref] = commit
+            self._write_refs(name, refs, [(f"{kind}/{ref}", old, commit)], f"{kind} {ref}")
 
-    def check_tag(self, name: str, folder: str | Path, tag: str) -> None:
-        from kb_data.builders.common import folder_files, sha256_file
+    def create(self, name: str) -> None:
+        """An empty dataset (no revision yet), as a Hub repo is right after its creation."""
+        with self._lock(name):
+            if not (self._dir(name) / "refs.json").exists():
+                self._write_refs(name, {"branches": {}, "tags": {}}, [], "create")
 
-        if not (self._dir(name) / "refs.json").exists():
-            return
-        old = self._read_refs(name)["tags"].get(tag)
-        if old is None:
-            return
-        folder = Path(folder)
-        commit = tree_id({rel: {"sha256": sha256_file(folder / rel)} for rel in folder_files(folder)})
-        if commit != old:
-            raise PublishError(f"{name}: tag {tag!r} exists on {old[:12]} with other content ({commit[:12]}) and tags "
-                               "are never moved. Publish under a new tag, or use another store root (KB_STORE).")
+    def _lock(self, name: str):
+        return file_lock(self._dir(name) / ".lock")
 
     def _read_refs(self, name: str) -> dict:
         path = self._dir(name) / "refs.json"
@@ -475,56 +417,33 @@ class LocalStore(Store):
 
     def _write_refs(self, name: str, refs: dict, updates: list, message: str) -> None:
         """Call with the lock held."""
-        if not updates:
-            return
         ddir = self._dir(name)
         write_bytes_atomic(ddir / "refs.json", json.dumps(refs, indent=1, sort_keys=True).encode())
-        with open(ddir / "log.jsonl", "a", encoding="utf-8") as f:
-            for ref, old, new in updates:
-                f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "ref": ref,
-                                    "old": old, "new": new, "message": message}) + "\n")
-
-    def _commit_files(self, name: str, files: dict[str, Path], message: str, parent: str | None) -> str:
-        base = self._commit(name, parent)["tree"] if parent else {}
-        return self._publish_tree(name, files, None, message, base=base, expect_main=parent).commit
-
-    def _create_tag(self, name: str, tag: str, commit: str) -> bool:
-        with _locked(self._dir(name) / ".lock"):
-            refs = self._read_refs(name)
-            old = refs["tags"].get(tag)
-            if old == commit:
-                return False
-            if old is not None:
-                raise PublishError(f"{name}: tag {tag!r} exists on {old[:12]} and tags are never moved")
-            refs["tags"][tag] = commit
-            self._write_refs(name, refs, [(f"tags/{tag}", None, commit)], f"Tag {tag}")
-            return True
-
-    def _put_blob(self, name: str, src: Path) -> dict:
-        data = Path(src).read_bytes()
-        sha = hashlib.sha256(data).hexdigest()
-        dst = self._dir(name) / "objects" / sha
-        if not dst.exists():
-            write_bytes_atomic(dst, data, mode=0o444)
-        return {"sha256": sha, "size": len(data)}
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        append_jsonl(ddir / "log.jsonl", [{"time": now, "ref": ref, "old": old, "new": new, "message": message}
+                                          for ref, old, new in updates])
 
     # --- reading
-    def _tree(self, name: str, revision: str) -> tuple[str, dict]:
+    def tree(self, name: str, revision: str) -> tuple[str, dict]:
+        """(commit id, path -> {"sha256", "size"}) of a revision."""
         commit = self.resolve(name, revision)
         return commit, self._commit(name, commit)["tree"]
 
+    def blob_path(self, name: str, sha256: str) -> Path:
+        return self._dir(name) / "objects" / sha256
+
     def list_files(self, name: str, revision: str = DEFAULT_BRANCH) -> list[str]:
-        return sorted(self._tree(name, revision)[1])
+        return sorted(self.tree(name, revision)[1])
 
     def read_text(self, name: str, revision: str, path: str) -> str:
-        commit, tree = self._tree(name, revision)
+        commit, tree = self.tree(name, revision)
         if path not in tree:
             raise FileNotFoundError(f"{name}@{commit[:12]}: no file {path}")
-        return (self._dir(name) / "objects" / tree[path]["sha256"]).read_text(encoding="utf-8")
+        return self.blob_path(name, tree[path]["sha256"]).read_text(encoding="utf-8")
 
     def snapshot(self, name: str, revision: str = DEFAULT_BRANCH) -> Path:
         """The revision as a dataset folder under the store (files read-only); made once per commit."""
-        commit, tree = self._tree(name, revision)
+        commit, tree = self.tree(name, revision)
         snaps = self._dir(name) / "snapshots"
         final = snaps / commit
         if final.is_dir():
@@ -535,7 +454,7 @@ class LocalStore(Store):
             for rel, info in sorted(tree.items()):
                 dst = tmp / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                blob = self._dir(name) / "objects" / info["sha256"]
+                blob = self.blob_path(name, info["sha256"])
                 try:
                     os.link(blob, dst)  # blobs are read-only and never rewritten: sharing them is safe
                 except OSError:
@@ -554,18 +473,12 @@ class LocalStore(Store):
     def parquet_source(self, name: str, revision: str = DEFAULT_BRANCH, config: str | None = None,
                        split: str | None = None) -> ParquetSource:
         """The config's Parquet files at the revision: the content-addressed blobs themselves (no snapshot)."""
-        from kb_data.builders.common import card_configs, match_files, pick_config
-
-        commit, tree = self._tree(name, revision)
-        objects = self._dir(name) / "objects"
+        commit, tree = self.tree(name, revision)
         if "README.md" not in tree:
             raise RevisionError(f"{name}@{commit[:12]}: no README.md (no dataset card)")
-        spec = pick_config(card_configs((objects / tree["README.md"]["sha256"]).read_text(encoding="utf-8")), config)
-        if split is not None and split not in spec.splits:
-            raise RevisionError(f"{name}@{commit[:12]}: config {spec.name!r} has no split {split!r}; "
-                                f"it has {', '.join(spec.splits)}")
-        patterns = spec.splits[split] if split else [p for ps in spec.splits.values() for p in ps]
-        return ParquetSource(None, [str(objects / tree[f]["sha256"]) for f in match_files(patterns, tree)], commit)
+        readme = self.blob_path(name, tree["README.md"]["sha256"]).read_text(encoding="utf-8")
+        files = config_files(readme, tree, config, split, f"{name}@{commit[:12]}")
+        return ParquetSource(None, [str(self.blob_path(name, tree[f]["sha256"])) for f in files], commit)
 
     def load(self, name: str, revision: str = DEFAULT_BRANCH, config: str | None = None, split: str | None = None,
              streaming: bool = False) -> Loaded:

@@ -18,7 +18,8 @@ import difflib
 import hashlib
 from dataclasses import dataclass
 
-from .store import DEFAULT_BRANCH, Store, open_store
+from .store import DEFAULT_BRANCH, Store
+from .stores import open_store
 
 PROBLEMS_DATASET = "kernelbench-v3-problems"
 ALL_CONFIG = "all"

@@ -332,5 +332,26 @@ def test_load_records_parquet_jsonl_and_folder(tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "c.jsonl").write_text(json.dumps({"record_id": "x", "gpu": 3}) + "\n")
-    with pytest.raises(Exception, match="line 1"):
+    with pytest.raises(Exception, match=r"c\.jsonl:1: "):
         A.load_records(bad)
+
+
+def test_time_columns_load_as_timestamps(tmp_path):
+    """created_at is an ISO-8601 string in the Arrow schema and a UTC timestamp in pandas."""
+    import pyarrow.parquet as pq
+
+    recs = [rec(i, speedup=1.5, created_at=f"2026-03-1{i}T08:00:00+00:00") for i in range(2)]
+    pq.write_table(to_table(recs), tmp_path / "a.parquet")
+    df = A.load_records(tmp_path / "a.parquet")
+    assert isinstance(df["created_at"].dtype, pd.DatetimeTZDtype) and str(df["created_at"].dt.tz) == "UTC"
+    assert (df["created_at"].diff().dropna() == pd.Timedelta(days=1)).all()
+    assert A.recency(df).tolist() == ["2026-03-10T08:00:00", "2026-03-11T08:00:00"]
+
+
+def test_fast_p_summary_is_one_row_per_model_and_gpu():
+    df = to_table([rec(1, speedup=1.2), rec(2, problem="p2", speedup=3.0, bt="torch_compile"),
+                   rec(3, problem="p3", correct=False)]).to_pandas()
+    t = A.fast_p_summary(df, [1, 2])
+    assert len(t) == 1 and t["n_attempts"].tolist() == [3] and t["n_correct"].tolist() == [2]
+    assert t["fast_1"].tolist() == [2 / 3] and t["fast_2"].tolist() == [1 / 3]
+    assert t["baseline_types"].tolist() == ["pytorch_eager 1, torch_compile 1"]

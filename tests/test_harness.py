@@ -326,7 +326,7 @@ def test_cuda_fault_is_contained():
 def test_grading_a_pinned_revision_records_its_id_and_rules(tmp_path):
     """Problems streamed from a store revision: the record names that revision's immutable id."""
     from kb_data.builders.problems import build_problems
-    from kb_data.store import open_store
+    from kb_data.stores import open_store
     from kb_data.stream import stream_problem
 
     store = open_store("local", root=tmp_path / "store")

@@ -1,16 +1,18 @@
 """Publishing to and loading from the Hub, end to end, with the real `huggingface_hub` and `datasets`
-against the Hub-API emulator (tests/hub_emulator.py)."""
+against `kb serve --writable` (the local store over the Hub's HTTP API, tests/hub_support.py)."""
 from __future__ import annotations
 
 import pytest
 
 from tests.datasets_support import folders, root, run_records, small_rows  # noqa: F401  (fixtures)
-from tests.hub_emulator import HubEmulator
+from tests.hub_support import hub  # noqa: F401  (fixture)
 
 from kb_data.builders import runs as rb
 from kb_data.builders.common import PROBLEMS, RUNS
 from kb_data.schema import SchemaError
-from kb_data.store import PublishError, RevisionError, open_store
+from kb_data.builders.publish import publish_folder
+from kb_data.store import PublishError, RevisionError
+from kb_data.stores import open_store
 from kb_data.stream import stream_problem
 
 ORG = "kb-org"
@@ -19,18 +21,16 @@ RUNS_REPO = f"{ORG}/{RUNS}"
 
 
 @pytest.fixture
-def hub(tmp_path, monkeypatch):
-    with HubEmulator(tmp_path / "hub") as h:
-        h.configure_clients(monkeypatch, home=tmp_path / "hf_home")
-        yield h
-
-
-@pytest.fixture
 def published(hub, folders):
     store = open_store("hub", org=ORG)
     r1 = store.publish(PROBLEMS, folders["v0.1"], tag="v0.1")
     r3 = store.publish(PROBLEMS, folders["v3"], tag="v3")
     return store, r1, r3
+
+
+def _commits(hub, name: str) -> int:
+    """How many distinct commits the served store holds for a dataset (its commits are content-addressed)."""
+    return len(list((hub.store.root / name / "commits").glob("*.json")))
 
 
 def _ids(ds) -> list[str]:
@@ -44,8 +44,7 @@ def test_publish_v01_then_v3_and_load_dataset_at_each_tag(published, root, hub):
     assert r1.created and r1.tagged and r3.created and r3.tagged
     revs = store.revisions(PROBLEMS)
     assert revs["tags"] == {"v0.1": r1.commit, "v3": r3.commit} and revs["branches"]["main"] == r3.commit
-    state = hub.repo_state(REPO, "dataset")
-    assert len(state["commits"]) == 3  # the repo's initial commit + one commit per publish
+    assert _commits(hub, PROBLEMS) == 3  # the repo's initial commit + one commit per publish
 
     v01 = datasets.load_dataset(REPO, revision="v0.1")
     v3 = datasets.load_dataset(REPO, revision="v3")
@@ -110,15 +109,15 @@ def test_unknown_revision_and_repo(published):
 
 def test_tags_are_never_moved_on_the_hub(published, folders, hub):
     store, r1, r3 = published
-    n = len(hub.repo_state(REPO, "dataset")["commits"])
+    n = _commits(hub, PROBLEMS)
     again = store.publish(PROBLEMS, folders["v0.1"], tag="v0.1")  # same content, same tag: nothing
     assert not again.created and not again.tagged and again.commit == r1.commit
     with pytest.raises(PublishError, match="never moved"):
         store.publish(PROBLEMS, folders["v3"], tag="v0.1")
     with pytest.raises(PublishError, match="never moved"):
         store.check_tag(PROBLEMS, folders["v3"], "v0.1")
-    state = hub.repo_state(REPO, "dataset")
-    assert len(state["commits"]) == n and state["tags"]["v0.1"] == r1.commit and state["branches"]["main"] == r3.commit
+    refs = hub.store.revisions(PROBLEMS)
+    assert _commits(hub, PROBLEMS) == n and refs["tags"]["v0.1"] == r1.commit and refs["branches"]["main"] == r3.commit
     # the same content as main under a new tag: no new commit, just the tag
     extra = store.publish(PROBLEMS, folders["v3"], tag="v3-final")
     assert not extra.created and extra.tagged and extra.commit == r3.commit
@@ -128,31 +127,30 @@ def test_runs_append_on_the_hub(hub, tmp_path):
     import datasets
 
     store = open_store("hub", org=ORG)
-    first = store.append_records(RUNS, run_records(5))
+    first = rb.append_runs(store, RUNS, run_records(5))
     assert first.created and first.rows_added == 5
-    again = store.append_records(RUNS, run_records(5))
+    again = rb.append_runs(store, RUNS, run_records(5))
     assert not again.created and again.rows_added == 0 and again.rows_present == 5
-    n = len(hub.repo_state(RUNS_REPO, "dataset")["commits"])
+    n = _commits(hub, RUNS)
     files1 = set(store.list_files(RUNS))
     rb.build_runs(run_records(9), tmp_path / "folder")
-    second = store.publish(RUNS, tmp_path / "folder")  # a runs folder is appended
+    second = publish_folder(store, RUNS, tmp_path / "folder")  # a runs folder is appended
     assert second.created and second.rows_added == 4 and second.rows_present == 5
     files2 = set(store.list_files(RUNS))
     assert files2 - files1 == {rb.shard_path(f"local-{i:05d}" for i in range(5, 9))}
-    state = hub.repo_state(RUNS_REPO, "dataset")
-    assert len(state["commits"]) == n + 1
-    old_tree, new_tree = state["commits"][-2]["tree"], state["commits"][-1]["tree"]
+    assert _commits(hub, RUNS) == n + 1
+    old_tree, new_tree = (hub.store.tree(RUNS, c)[1] for c in (first.commit, second.commit))
     assert all(new_tree[p] == old_tree[p] for p in old_tree if p.startswith("data/"))  # shards never rewritten
     runs = datasets.load_dataset(RUNS_REPO, split="train", revision=second.commit)
     assert sorted(runs["record_id"]) == [f"local-{i:05d}" for i in range(9)]
     # re-publishing the same records adds nothing
-    third = store.publish(RUNS, tmp_path / "folder")
-    assert not third.created and len(hub.repo_state(RUNS_REPO, "dataset")["commits"]) == n + 1
+    third = publish_folder(store, RUNS, tmp_path / "folder")
+    assert not third.created and _commits(hub, RUNS) == n + 1
     bad = run_records(12)
     bad[10]["correct"] = "yes"
     with pytest.raises(SchemaError, match="row 10: RunRecord.correct"):
-        store.append_records(RUNS, bad)
-    assert len(hub.repo_state(RUNS_REPO, "dataset")["commits"]) == n + 1
+        rb.append_runs(store, RUNS, bad)
+    assert _commits(hub, RUNS) == n + 1
 
 
 def test_cli_publish_and_pull_hub(hub, root, tmp_path, capsys):
@@ -161,7 +159,7 @@ def test_cli_publish_and_pull_hub(hub, root, tmp_path, capsys):
     assert main(["publish", "problems", "--suite", "v3", "--problems", str(root), "--store", "hub", "--org", ORG,
                  "--no-cache"]) == 0
     assert "tag v3 (new commit)" in capsys.readouterr().out
-    sha = hub.repo_state(REPO, "dataset")["tags"]["v3"]
+    sha = hub.store.revisions(PROBLEMS)["tags"]["v3"]
     assert main(["pull", "problems", "--revision", "v3", "--store", "hub", "--org", ORG,
                  "--out", str(tmp_path / "pulled")]) == 0
     out = capsys.readouterr().out
@@ -169,3 +167,17 @@ def test_cli_publish_and_pull_hub(hub, root, tmp_path, capsys):
     assert main(["publish", "problems", "--folder", str(tmp_path / "pulled"), "--tag", "v3", "--store", "hub",
                  "--repo", REPO]) == 0
     assert "(no change)" in capsys.readouterr().out
+
+
+def test_an_older_suite_published_last_does_not_move_main_on_the_hub(hub, folders, root):
+    import datasets
+
+    store = open_store("hub", org=ORG)
+    r3 = store.publish(PROBLEMS, folders["v3"], tag="v3")
+    r1 = store.publish(PROBLEMS, folders["v0.1"], tag="v0.1")
+    assert r1.created and r1.tagged and not r1.main_moved and r1.commit != r3.commit
+    revs = store.revisions(PROBLEMS)
+    # the commit was made on a branch of its own, kept by its tag, and the branch is gone
+    assert revs["branches"] == {"main": r3.commit} and revs["tags"] == {"v0.1": r1.commit, "v3": r3.commit}
+    assert _ids(datasets.load_dataset(REPO)) == sorted(r.problem_id for r in small_rows(root, "v3"))
+    assert _ids(datasets.load_dataset(REPO, revision="v0.1")) == sorted(r.problem_id for r in small_rows(root, "v0.1"))

@@ -16,8 +16,8 @@ from kb_data.cli import main
 from kb_data.schema import Baseline, RunRecord
 from tests.runs_support import stub_problems  # noqa: F401
 
-TABLES = ["correctness", "correctness_by_level", "correctness_by_op_type", "fast_p", "geomean_speedup",
-          "cost_per_correct", "anomaly_flags"]
+TABLES = ["correctness", "correctness_by_level", "correctness_by_op_type", "fast_p", "fast_p_by_baseline",
+          "geomean_speedup", "cost_per_correct", "anomaly_flags"]
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +56,18 @@ def test_analyze_end_to_end(imported, capsys, monkeypatch):
     # the CSV holds what the API computes, at full precision
     df = A.dedup(A.load_records(imported / "runs.parquet"), "best")
     expected = A.fast_p_table(df, [0, 1, 2.5])
-    written = pd.read_csv(out / "fast_p.csv")
+    written = pd.read_csv(out / "fast_p_by_baseline.csv")
     assert list(written.columns) == list(expected.columns) == ["model", "gpu", "baseline_type", "n_attempts",
                                                                "n_correct", "fast_0", "fast_1", "fast_2.5"]
     assert written["fast_2.5"].tolist() == expected["fast_2.5"].tolist()
+    # the default table: one row per model x GPU, the split rows summed, the baseline mix named
+    summary = pd.read_csv(out / "fast_p.csv")
+    assert list(summary.columns) == ["model", "gpu", "baseline_types", "n_attempts", "n_correct", "fast_0", "fast_1",
+                                     "fast_2.5"]
+    assert not summary.duplicated(["model", "gpu"]).any() and len(summary) == len(expected.drop_duplicates(["model", "gpu"]))
+    summed = expected.assign(n=expected["fast_1"] * expected["n_attempts"]).groupby(["model", "gpu"])["n"].sum()
+    got = summary.set_index(["model", "gpu"])
+    assert ((got["fast_1"] * got["n_attempts"]).round(6) == summed.reindex(got.index).round(6)).all()
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == ["fast_p_curve_B200.png", "fast_p_curve_H100.png", "fast_p_curve_RTX3090.png",
                     "speedup_dist_pytorch.png", "speedup_dist_pytorch_eager.png", "speedup_dist_torch_compile.png"]

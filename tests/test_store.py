@@ -13,7 +13,9 @@ from kb_data.builders import problems as pb
 from kb_data.builders import runs as rb
 from kb_data.builders.common import PROBLEMS, RUNS, folder_files
 from kb_data.schema import SchemaError
-from kb_data.store import LocalStore, PublishError, RevisionError, default_store_root, open_store, tree_id
+from kb_data.builders.publish import publish_folder
+from kb_data.store import LocalStore, PublishError, RevisionError, default_store_root, tree_id
+from kb_data.stores import open_store
 from kb_data.stream import ProblemNotFound, stream_problem
 
 
@@ -121,13 +123,13 @@ def test_stream_ambiguous_name(tmp_path, root):
 
 def test_runs_are_appended_never_rewritten(tmp_path):
     st = LocalStore(tmp_path / "store")
-    first = st.append_records(RUNS, run_records(5))
+    first = rb.append_runs(st, RUNS, run_records(5))
     assert first.created and first.rows_added == 5
     files1 = st.list_files(RUNS)
-    again = st.append_records(RUNS, run_records(5))
+    again = rb.append_runs(st, RUNS, run_records(5))
     assert not again.created and again.rows_added == 0 and again.rows_present == 5
     assert st.resolve(RUNS) == first.commit
-    second = st.append_records(RUNS, run_records(8))  # 3 new ones
+    second = rb.append_runs(st, RUNS, run_records(8))  # 3 new ones
     assert second.created and second.rows_added == 3
     files2 = st.list_files(RUNS)
     new = sorted(set(files2) - set(files1))
@@ -140,18 +142,18 @@ def test_runs_are_appended_never_rewritten(tmp_path):
     assert "**8 records**" in st.read_text(RUNS, "main", "README.md")
     # a built folder of runs publishes the same way (append)
     rb.build_runs(run_records(10), tmp_path / "folder")
-    third = st.publish(RUNS, tmp_path / "folder")
+    third = publish_folder(st, RUNS, tmp_path / "folder")
     assert third.rows_added == 2 and third.rows_present == 8
 
 
 def test_malformed_records_publish_nothing(tmp_path):
     st = LocalStore(tmp_path / "store")
-    st.append_records(RUNS, run_records(3))
+    rb.append_runs(st, RUNS, run_records(3))
     refs = (st.root / RUNS / "refs.json").read_bytes()
     bad = run_records(6)
     bad[4]["status"] = "fine"
     with pytest.raises(SchemaError, match=r"row 4: RunRecord.status"):
-        st.append_records(RUNS, bad)
+        rb.append_runs(st, RUNS, bad)
     assert (st.root / RUNS / "refs.json").read_bytes() == refs
 
 
@@ -168,7 +170,7 @@ def test_bad_folder_publishes_nothing(tmp_path, folders):
     t = pq.read_table(shard)
     pq.write_table(t.drop_columns(["code"]), shard)
     with pytest.raises(SchemaError, match="'code' is missing"):
-        st.publish(PROBLEMS, bad, tag="v3")
+        publish_folder(st, PROBLEMS, bad, tag="v3")
     assert not (st.root / PROBLEMS).exists()
 
 
@@ -219,8 +221,8 @@ def test_append_refuses_shards_of_another_schema(tmp_path):
     rb.build_runs(run_records(3), tmp_path / "old")
     shard = next((tmp_path / "old" / "data").glob("*.parquet"))
     pq.write_table(pq.read_table(shard).drop_columns(["host"]), shard)  # as if written by an older schema
-    st._publish_tree(RUNS, {rel: tmp_path / "old" / rel for rel in folder_files(tmp_path / "old")}, None, "old")
+    st.publish(RUNS, tmp_path / "old")  # the store takes any folder; only publish_folder validates
     refs = (st.root / RUNS / "refs.json").read_bytes()
     with pytest.raises(PublishError, match="'host' is missing.*migrate"):
-        st.append_records(RUNS, run_records(5))
+        rb.append_runs(st, RUNS, run_records(5))
     assert (st.root / RUNS / "refs.json").read_bytes() == refs

@@ -1,0 +1,125 @@
+"""Small file infrastructure every reader and writer of kb_data and builders uses: JSONL, atomic writes, a lock.
+
+    for where, row in read_jsonl("runs.jsonl"): ...     # where = "runs.jsonl:3"
+    append_jsonl("runs.jsonl", [row1, row2])            # locked, flushed and fsynced
+    write_bytes_atomic(path, data)                      # readers see the old file or the new one
+    with file_lock(path.with_suffix(".lock")): ...
+
+One policy for torn lines: an append that was cut off leaves a last line with no newline. Such a
+last line, when it is not JSON, is skipped by readers and removed by the next append; any other
+line that is not JSON is an error naming file:line.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from filelock import FileLock, Timeout
+
+# The mode open() would give a new file: mkstemp makes its temp files 0600, which would leave built datasets,
+# shipped data and a shared store readable by their owner only.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
+
+
+class JsonlError(ValueError):
+    """A line of a JSONL file that is not a JSON object (named file:line)."""
+
+
+def read_jsonl(path: str | Path) -> list[tuple[str, dict]]:
+    """(file:line, object) of every non-empty line; a torn last line is skipped (see the module docstring)."""
+    path = Path(path)
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    out = []
+    for i, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        torn = i == len(lines) and not data.endswith(b"\n")
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            if torn:
+                continue
+            raise JsonlError(f"{path}:{i}: not JSON: {getattr(e, 'msg', e)}") from e
+        if not isinstance(obj, dict):
+            raise JsonlError(f"{path}:{i}: expected a JSON object, got {type(obj).__name__}")
+        out.append((f"{path}:{i}", obj))
+    return out
+
+
+def read_jsonl_rows(path: str | Path) -> list[dict]:
+    """The objects of `read_jsonl`, without their locations."""
+    return [row for _, row in read_jsonl(path)]
+
+
+def append_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    """Append one compact JSON line per row under the file's lock, dropping a torn last line first."""
+    path = Path(path)
+    text = "".join(json.dumps(r, sort_keys=True, separators=(",", ":"), default=str) + "\n" for r in rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(lock_path(path)), open(path, "ab+") as f:
+        end = f.seek(0, os.SEEK_END)
+        if end:
+            f.seek(max(0, end - (1 << 20)))
+            tail = f.read()
+            if not tail.endswith(b"\n"):  # a torn line from an append that was cut off
+                cut = tail.rfind(b"\n")
+                if cut < 0 and end > len(tail):
+                    raise JsonlError(f"{path}: the last line is longer than 1 MiB and unterminated; not appending")
+                f.truncate(end - len(tail) + cut + 1)
+        f.write(text.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+@contextlib.contextmanager
+def atomic_target(path: str | Path, mode: int = FILE_MODE) -> Iterator[Path]:
+    """A temp file beside `path` to write to: when the block ends it gets `mode` and replaces `path` (readers see
+    the old file or the new one, never a part); when the block raises it is removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Write `data` to `path` through a synced temp file (atomic_target)."""
+    with atomic_target(path, mode) as tmp, open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def lock_path(path: str | Path) -> Path:
+    """The lock file that guards `path`: a hidden sibling (never a file readers of the folder list)."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.lock")
+
+
+@contextlib.contextmanager
+def file_lock(path: str | Path, timeout: float = 60.0) -> Iterator[None]:
+    """An exclusive inter-process lock on the lock file `path` (filelock)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise TimeoutError(f"{path}: locked by another process for {timeout:.0f} s") from None
+    try:
+        yield
+    finally:
+        lock.release()
