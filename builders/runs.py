@@ -125,7 +125,7 @@ def runs_card(records: list[RunRecord]) -> str:
     for m in models:
         rs = [r for r in records if (r.model or "(none)") == m]
         per_model.append([m, len(rs), sum(bool(r.compiled) for r in rs), sum(bool(r.correct) for r in rs),
-                          ", ".join(sorted({r.gpu for r in rs if r.gpu}, key=gpu_key))])
+                          sum(bool(r.accepted) for r in rs), ", ".join(sorted({r.gpu for r in rs if r.gpu}, key=gpu_key))])
     flags = Counter(f for r in records for f in (r.flags or []))
     values = {
         "configs_yaml": yaml_block(configs),
@@ -133,8 +133,10 @@ def runs_card(records: list[RunRecord]) -> str:
         "n_records": n,
         "n_upstream": sources.get("upstream", 0),
         "n_local": sources.get("local", 0),
+        "n_audit": sources.get("audit", 0),
         "n_models": len(models) if records else 0,
         "n_correct": sum(bool(r.correct) for r in records),
+        "n_accepted": sum(bool(r.accepted) for r in records),
         "n_compiled": sum(bool(r.compiled) for r in records),
         "n_gpus": len({r.gpu for r in records if r.gpu}),
         "upstream_span": (f"runs dated {dates[0]} to {dates[-1]}, {len({r.run_dir for r in upstream})} run directories"
@@ -147,7 +149,7 @@ def runs_card(records: list[RunRecord]) -> str:
         "counts_by_gpu_level": crosstab(((r.gpu or "(none)", f"level {r.level}" if r.level is not None else "(none)")
                                          for r in records), row_key=gpu_key, row_title="GPU")
         if records else "No records yet.",
-        "counts_by_model": md_table(["model", "records", "compiled", "correct", "GPUs"], per_model)
+        "counts_by_model": md_table(["model", "records", "compiled", "correct", "accepted", "GPUs"], per_model)
         if records else "No records yet.",
         "counts_by_flag": md_table(["flag", "records"], [[f"`{k}`", flags[k]] for k in sorted(flags)])
         if flags else "No record carries an anomaly flag.",
