@@ -180,8 +180,13 @@ def render_html(res: dict, pngs: list[Path]) -> str:
         data = base64.b64encode(p.read_bytes()).decode("ascii")
         body.append(f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}">'
                     f"<figcaption>{esc(p.name)}</figcaption></figure>")
+    return html_page("KernelBench run records", body)
+
+
+def html_page(title: str, body: list[str]) -> str:
+    """A static, self-contained page around body fragments (the style every kb report page shares)."""
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>KernelBench run records</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }}
 table.records {{ border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 12px; }}
