@@ -10,6 +10,7 @@ formats and writes.
 from __future__ import annotations
 
 import html
+import re
 import sys
 from pathlib import Path
 
@@ -69,9 +70,12 @@ def _change(published, ours) -> str:
     return "pass -> fail" if published else "fail -> pass"
 
 
+_SUBMISSION_PATH = re.compile(r"^\S+\.py: ")  # the harness names the submission file first: ours, not news
+
+
 def _first_line(s) -> str:
     s = (s or "").strip()
-    return s.splitlines()[-1][:200] if s else ""
+    return _SUBMISSION_PATH.sub("", s.splitlines()[0])[:300] if s else ""
 
 
 def _reason(r: dict) -> str:

@@ -1,0 +1,269 @@
+"""`kb audit` end to end on CPU: a runs dataset in upstream's layout (results table + solutions/), published
+on the Hub emulator (a real HTTP server on 127.0.0.1), audited at a pinned revision with the real
+huggingface_hub and the real harness; the verdict pairs; a kill and a resume lose nothing."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from kb_data import audit as AU
+from kb_data.builders.common import validate_folder
+from kb_data.cli import main
+from kb_data.schema import UPSTREAM_RUN_COLUMNS, RunRecord
+from tests.corpus import CORPUS, SMALL_PROBLEMS
+from tests.hub_emulator import HubEmulator
+
+REPO = "upstream-org/kernelbench-v3-runs"
+GELU, SOFTMAX, LAYERNORM, GEMM = "26_GELU_.py", "23_Softmax.py", "40_LayerNorm.py", "1_Square_matrix_multiplication_.py"
+
+WRONG_AXIS_SOFTMAX = '''import torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):  # normalises over the batch axis, not the last one
+        e = (x - x.max(dim=0, keepdim=True).values).exp()
+        return e / e.sum(dim=0, keepdim=True)
+'''
+SYNTAX_ERROR = "import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x)\n        return x\n"
+MISSING_PACKAGE = "import kb_audit_no_such_kernels\n" + (CORPUS / "honest" / "torch_layernorm_manual.py").read_text()
+REMOVED_API = '''import torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.gelu_fast_legacy(x)  # an API an older torch had, not today's
+'''
+
+
+def corpus(name: str) -> str:
+    return next(CORPUS.glob(f"*/{name}.py")).read_text(encoding="utf-8")
+
+
+# (model, gpu, problem, compiled, correct, solution or None) as published; and what the audit must say:
+# (published verdict, the suite's published rules here, our rules, failure cause)
+CASES = [
+    ("agent-a", "H100", GELU, True, True, corpus("torch_gelu_erf"), (True, True, True, None)),
+    ("Agent B Long Name", "H100", GELU, True, True, corpus("torch_gelu_erf"), (True, True, True, None)),  # same code
+    ("agent-a", "H100", SOFTMAX, True, True, corpus("torch_softmax_decomposed"), (True, True, True, None)),
+    ("Agent B Long Name", "H100", SOFTMAX, True, True, WRONG_AXIS_SOFTMAX, (True, False, False, "solution")),
+    ("Agent B Long Name", "B200", SOFTMAX, True, True, corpus("reduced_precision_softmax"),
+     (True, True, False, "solution")),
+    ("agent-a", "B200", SOFTMAX, True, True, corpus("framework_softmax"), (True, True, False, "solution")),
+    ("agent-a", "B200", GELU, True, True, corpus("precomputed_known_seeds"), (True, True, False, "solution")),
+    ("Agent B Long Name", "B200", GELU, False, False, SYNTAX_ERROR, (False, False, False, "solution")),
+    ("agent-a", "B200", LAYERNORM, True, True, MISSING_PACKAGE, (True, False, False, "environment")),
+    ("agent-c", "H100", GELU, True, True, REMOVED_API, (True, False, False, "environment")),
+    ("agent-c", "H100", GEMM, True, False, corpus("torch_gemm_broadcast"), (False, True, True, None)),
+    ("agent-c", "B200", SOFTMAX, True, True, None, None),  # its solution file is missing: not graded, said why
+]
+OLDER_RUN = ("agent-a", "H100", GELU, True, False)  # an earlier run of the first triple: --latest leaves it out
+N_JOBS = len({(c[2], c[5]) for c in CASES if c[5] is not None})  # distinct (problem, code): graded once each
+
+
+def _row(model, gpu, problem, compiled, correct, run_dir):
+    link = f"/data/kernelbench-v3/solutions/{model}_{gpu}_{problem}.txt"
+    return {"model": model, "gpu": gpu, "level": 1, "problem": problem, "compiled": compiled, "correct": correct,
+            "speedup": 1.5 if correct else None, "ref_ms": 0.3 if correct else None, "sol_ms": 0.2 if correct else None,
+            "turns": 4, "total_tokens": 12000, "estimated_cost_usd": 0.02,
+            "op_type": None, "baseline_type": "pytorch_eager" if correct else None, "precision_used": "fp32",
+            "run_dir": run_dir, "solution_link": link, "baseline_link": f"/data/kernelbench-v3/references/{problem}"}
+
+
+def write_upstream_dataset(folder: Path) -> Path:
+    """results.csv as upstream publishes it, and solutions/<model>_<gpu>_<problem>.txt (plus a short-name duplicate)."""
+    rows = [_row(*OLDER_RUN, "run_20260301_090000")]
+    (folder / "solutions").mkdir(parents=True)
+    for model, gpu, problem, compiled, correct, code, _ in CASES:
+        rows.append(_row(model, gpu, problem, compiled, correct, "run_20260302_100000"))
+        if code is not None:
+            (folder / "solutions" / f"{model}_{gpu}_{problem}.txt").write_text(code, encoding="utf-8")
+    (folder / "solutions" / f"agent-b_H100_{GELU}.txt").write_text(CASES[1][5], encoding="utf-8")  # a short-name copy
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, UPSTREAM_RUN_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows({k: "" if v is None else v for k, v in r.items()} for r in rows)
+    (folder / "results.csv").write_text(buf.getvalue(), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    with HubEmulator(tmp_path / "hub") as h:
+        h.configure_clients(monkeypatch, home=tmp_path / "hf_home")
+        yield h
+
+
+@pytest.fixture
+def published(hub, tmp_path):
+    """The dataset on the emulator; returns (hub, the pinned commit). main moves on afterwards."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo(REPO, repo_type="dataset")
+    first = api.upload_folder(folder_path=str(write_upstream_dataset(tmp_path / "upstream")), repo_id=REPO,
+                              repo_type="dataset", commit_message="the sweep")
+    api.upload_file(path_or_fileobj=b"model\n", path_in_repo="notes/later.csv", repo_id=REPO, repo_type="dataset",
+                    commit_message="a later commit the audit must not see")
+    return hub, first.oid
+
+
+def _audit_args(sha: str, out: Path) -> list[str]:
+    return ["audit", REPO, "--revision", sha, "--latest", "--out", str(out), "--problems", str(SMALL_PROBLEMS),
+            "--trials", "5", "--warmup", "1", "--workers", "1", "--quiet"]
+
+
+def _graded_keys(out: Path) -> list[tuple]:
+    path = out / "graded" / "records.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip().endswith("}")]
+    return [(r["problem_id"], r["solution_sha256"], r["model"]) for r in rows]
+
+
+def _kill_after(cmd: list[str], env: dict, out: Path, k: int) -> None:
+    """Run `kb audit` in its own process group and SIGKILL the group once k records are written."""
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300  # a guard against a hung child, not a timing assertion
+        while len(_graded_keys(out)) < k:
+            if proc.poll() is not None:
+                raise AssertionError(f"kb audit ended before {k} records: {proc.stderr.read().decode()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError("kb audit wrote no records in 300 s")
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+
+
+def test_audit_from_the_hub_pinned_killed_and_resumed(published, tmp_path, capsys):
+    hub, sha = published
+    out = tmp_path / "audit"
+    # the first run is killed after 3 graded records (a real SIGKILL of its process group)
+    env = hub.subprocess_env(home=tmp_path / "hf_home")
+    _kill_after([sys.executable, "-m", "kb_data.cli"] + _audit_args(sha, out), env, out, k=3)
+    before = _graded_keys(out)
+    assert 3 <= len(before) < N_JOBS
+
+    assert main(_audit_args(sha, out)) == 0  # the resume grades only what is missing
+    keys = _graded_keys(out)
+    assert len(keys) == len(set(keys)) == N_JOBS and keys[:len(before)] == before
+    printed = capsys.readouterr().out
+    assert f"{REPO}@{sha[:12]}: 11 records audited on CPU (1 not graded)" in printed
+
+    records = [RunRecord.from_row(r) for r in pq.read_table(out / "audit.parquet").to_pylist()]
+    audited = {r.record_id: r for r in (RunRecord.from_row(x) for x in pq.read_table(out / "audited.parquet").to_pylist())}
+    assert all(r.source == "audit" and r.audit_dataset == REPO and r.audit_revision == sha for r in records)
+    got = {}
+    for r in records:
+        a = audited[r.audit_of]
+        assert (a.model, a.problem_id) == (r.model, r.problem_id) and a.source == "upstream"
+        got[(a.model, a.gpu, a.problem)] = (r.audit_published_accepted, r.correct, r.accepted, r.failure_cause)
+    expected = {(m, g, p): want for m, g, p, _, _, code, want in CASES if code is not None}
+    assert got == expected
+    assert all(r.run_dir == "run_20260302_100000" for r in audited.values())  # --latest: the older run is left out
+    by = {(r.model, audited[r.audit_of].gpu, r.problem): r for r in records}
+    assert "precision_downgrade" in by[("Agent B Long Name", "B200", SOFTMAX)].flags
+    assert "calls_reference_ops" in by[("agent-a", "B200", SOFTMAX)].flags
+    assert by[("agent-a", "B200", GELU)].error.startswith("wrong on a secret seed only")
+    assert by[("Agent B Long Name", "H100", SOFTMAX)].max_abs_err > 0.01  # the numeric error is a column
+
+    # the report: every flip with a reason, the wrong-output list, fast_p before and after; the dataset and its card
+    flips = list(csv.DictReader(open(out / "report" / "flips.csv")))
+    assert len(flips) == sum(w[0] != w[2] for w in expected.values()) == 7
+    reasons = {(f["model"], f["problem_id"].split("/")[-1] + ".py", f["published_gpu"]): f["reason"] for f in flips}
+    assert reasons[("agent-a", LAYERNORM, "B200")].startswith("environment (compile_error): ")
+    assert "kb_audit_no_such_kernels" in reasons[("agent-a", LAYERNORM, "B200")]
+    assert reasons[("Agent B Long Name", SOFTMAX, "B200")].startswith("our checks only: ")
+    assert "precision_downgrade" in reasons[("Agent B Long Name", SOFTMAX, "B200")]
+    assert reasons[("agent-c", GEMM, "H100")] == ""  # fail -> pass: accepted here
+    wrong = list(csv.DictReader(open(out / "report" / "wrong_outputs.csv")))
+    assert [(w["model"], w["problem_id"]) for w in wrong] == [("Agent B Long Name", "v3/level1/23_Softmax"),
+                                                             ("agent-a", "v3/level1/26_GELU_")]
+    skipped = list(csv.DictReader(open(out / "report" / "skipped.csv")))
+    assert [(s["model"], s["problem"]) for s in skipped] == [("agent-c", SOFTMAX)] and "no file" in skipped[0]["why"]
+    verdicts = {(v["model"], v["published_gpu"]): v for v in csv.DictReader(open(out / "report" / "verdicts.csv"))}
+    assert verdicts[("agent-a", "B200")]["n_published_pass"] == "3" and verdicts[("agent-a", "B200")]["n_our_rules_pass"] == "0"
+    before = {(r["model"], r["gpu"]): r for r in csv.DictReader(open(out / "report" / "fast_p_published.csv"))}
+    after = {(r["model"], r["gpu"]): r for r in csv.DictReader(open(out / "report" / "fast_p_audited.csv"))}
+    assert float(before[("agent-a", "B200")]["fast_0"]) == 1.0 and float(after[("agent-a", "B200")]["fast_0"]) == 0.0
+    page = (out / "report" / "index.html").read_text()
+    assert "our checks only: " in page and "precision_downgrade" in page and 'id="table-wrong_outputs"' in page
+    info = validate_folder(out / "dataset")
+    assert info["rows"] == 11 and info["record_type"] is RunRecord
+    card = (out / "dataset" / "README.md").read_text()
+    assert "**`correct`: the suite's published rules.**" in card and "**`accepted`: our rules.**" in card
+    assert f"`{REPO}` at `{sha}` (11 records)" in card
+
+    # a third run finds everything graded: nothing is graded twice, the same audit records come out
+    assert main(_audit_args(sha, out)) == 0
+    assert _graded_keys(out) == keys
+    again = pq.read_table(out / "audit.parquet").column("record_id").to_pylist()
+    assert sorted(again) == sorted(r.record_id for r in records)
+
+
+def test_pinned_revision_and_filters_without_grading(published, tmp_path):
+    hub, sha = published
+    src = AU.open_source(REPO, revision=sha[:10])  # a unique prefix resolves to the full commit
+    assert src.revision == sha and not (src.folder / "notes").exists()  # main moved on; the pin did not
+    head = AU.open_source(REPO)
+    assert head.revision != sha and (head.folder / "notes" / "later.csv").exists()
+    recs = AU.read_source_records(src, SMALL_PROBLEMS)
+    assert len(recs) == len(CASES) + 1 and {r.problem_id for r in recs} >= {"v3/level1/26_GELU_", "v3/level1/23_Softmax"}
+    pick = AU.select(recs, AU.Filters(model=["agent-a"], gpu=["H100"], problem=["26_GELU_"]))
+    assert len(pick) == 2  # both runs of the triple
+    assert [r.run_dir for r in AU.select(recs, AU.Filters(model=["agent-a"], problem=[GELU], gpu=["H100"],
+                                                         latest=True))] == ["run_20260302_100000"]
+    assert len(AU.select(recs, AU.Filters(problem=["v3/level1/40_LayerNorm"]))) == 1
+    code, where = AU.solution_code(pick[0], src.folder)
+    assert where.startswith("solutions/agent-a_H100_26_GELU_") and "class Model" in code
+    # the same code under two model names (and a short-name copy on disk) is one job
+    manifest, jobs = AU.write_manifest([(r, AU.solution_code(r, src.folder)[0]) for r in recs
+                                        if AU.solution_code(r, src.folder)[0] is not None and r.run_dir.endswith("100000")],
+                                       tmp_path / "m")
+    assert len(jobs) == N_JOBS and len(manifest.read_text().splitlines()) == N_JOBS
+    with pytest.raises(ValueError, match="unknown revision"):
+        AU.open_source(REPO, revision="no-such-tag")
+
+
+def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch, capsys):
+    """Our runs datasets keep solution_code in the shards: an audit needs nothing else. Two records, one rejected
+    as published (our rules) but correct (published rules) and one accepted."""
+    from kb_data.harness.grade import Options, grade
+    from kb_data.problems import ProblemSet
+    from kb_data.store import open_store
+
+    ps = ProblemSet(SMALL_PROBLEMS)
+    opt = Options(device="cpu", trials=5, warmup=1, model="ours")
+    recs = [grade(ps.load("v3/level1/26_GELU_"), corpus("torch_gelu_erf"), options=opt)[0],
+            grade(ps.load("v3/level1/23_Softmax"), corpus("framework_softmax"), options=opt)[0]]
+    assert [(r.correct, r.accepted) for r in recs][0] == (True, True) and recs[1].accepted is False
+    store = open_store("local", root=tmp_path / "store")
+    pub = store.append_records("kernelbench-v3-runs", recs)
+    out = tmp_path / "audit"
+    assert main(["audit", "runs", "--store-root", str(tmp_path / "store"), "--out", str(out), "--problems",
+                 str(SMALL_PROBLEMS), "--trials", "5", "--warmup", "1", "--workers", "1", "--quiet"]) == 0
+    assert "2 records audited on CPU (0 not graded)" in capsys.readouterr().out
+    rows = pq.read_table(out / "audit.parquet").to_pylist()
+    got = {r["problem_id"]: (r["audit_published_accepted"], r["correct"], r["accepted"]) for r in rows}
+    assert got == {"v3/level1/26_GELU_": (True, True, True), "v3/level1/23_Softmax": (False, True, False)}
+    assert {r["audit_revision"] for r in rows} == {pub.commit} and {r["audit_of"] for r in rows} == {r.record_id for r in recs}
+
+
+def test_a_source_that_is_not_a_runs_dataset_is_refused(tmp_path):
+    (tmp_path / "ds").mkdir()
+    with pytest.raises(AU.AuditError, match="no .parquet, .jsonl or .csv"):
+        AU.read_source_records(AU.open_source(str(tmp_path / "ds")))
+    (tmp_path / "ds" / "t.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(AU.AuditError, match="missing model, gpu"):
+        AU.read_source_records(AU.open_source(str(tmp_path / "ds")))
+    with pytest.raises(AU.AuditError, match="no such dataset folder"):
+        AU.open_source(str(tmp_path / "nope"), store="folder")
