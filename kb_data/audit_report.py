@@ -45,14 +45,15 @@ NOTES = [
 
 def audit_frame(records: list[RunRecord], audited: list[RunRecord]) -> pd.DataFrame:
     """One row per audit record joined with the record it audits (by audit_of = record_id)."""
-    cols = ["model", "published_gpu", "problem_id", "audit_of", "published", "published_speedup",
+    cols = ["model", "published_gpu", "problem_id", "audit_of", "published", "published_status", "published_speedup",
             "published_baseline_type", "gpu", "published_rules", "our_rules", "status", "error", "flags",
             "max_abs_err", "max_rel_err", "failure_cause", "speedup", "baseline_type", "change", "reason"]
     if not records:
         return pd.DataFrame(columns=cols)
     a = to_table(records, RunRecord).to_pandas()
-    p = to_table(audited, RunRecord).to_pandas()[["record_id", "gpu", "speedup", "baseline_type"]]
+    p = to_table(audited, RunRecord).to_pandas()[["record_id", "gpu", "status", "speedup", "baseline_type"]]
     p = p.drop_duplicates("record_id").rename(columns={"record_id": "audit_of", "gpu": "published_gpu",
+                                                       "status": "published_status",
                                                        "speedup": "published_speedup",
                                                        "baseline_type": "published_baseline_type"})
     f = a.merge(p, on="audit_of", how="left", validate="many_to_one")
@@ -81,7 +82,7 @@ def _first_line(s) -> str:
 def _reason(r: dict) -> str:
     """Why the audited verdict is what it is, in one line (empty for an accepted record)."""
     if r["our_rules"]:
-        return ""
+        return "" if r["published"] else f"accepted here; published as {r['published_status'] or 'failing'}"
     error = _first_line(r["error"])
     if r["failure_cause"] == "environment":
         return f"environment ({r['status']}): {error}"

@@ -184,7 +184,7 @@ def test_audit_from_the_hub_pinned_killed_and_resumed(published, tmp_path, capsy
     assert "kb_audit_no_such_kernels" in reasons[("agent-a", LAYERNORM, "B200")]
     assert reasons[("Agent B Long Name", SOFTMAX, "B200")].startswith("our checks only: ")
     assert "precision_downgrade" in reasons[("Agent B Long Name", SOFTMAX, "B200")]
-    assert reasons[("agent-c", GEMM, "H100")] == ""  # fail -> pass: accepted here
+    assert reasons[("agent-c", GEMM, "H100")] == "accepted here; published as incorrect"
     wrong = list(csv.DictReader(open(out / "report" / "wrong_outputs.csv")))
     assert [(w["model"], w["problem_id"]) for w in wrong] == [("Agent B Long Name", "v3/level1/23_Softmax"),
                                                              ("agent-a", "v3/level1/26_GELU_")]
@@ -256,6 +256,13 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
     got = {r["problem_id"]: (r["audit_published_accepted"], r["correct"], r["accepted"]) for r in rows}
     assert got == {"v3/level1/26_GELU_": (True, True, True), "v3/level1/23_Softmax": (False, True, False)}
     assert {r["audit_revision"] for r in rows} == {pub.commit} and {r["audit_of"] for r in rows} == {r.record_id for r in recs}
+    # the audit publishes as its own runs dataset, with the audit card
+    res = store.publish("kernelbench-v3-audit", out / "dataset")
+    assert res.rows_added == 2
+    card = store.read_text("kernelbench-v3-audit", "main", "README.md")
+    assert card.startswith("---") and "# KernelBench run records, audited" in card
+    table, _ = store.read_table("kernelbench-v3-audit", "main")
+    assert set(table.column("source").to_pylist()) == {"audit"}
 
 
 def test_a_source_that_is_not_a_runs_dataset_is_refused(tmp_path):
@@ -267,3 +274,43 @@ def test_a_source_that_is_not_a_runs_dataset_is_refused(tmp_path):
         AU.read_source_records(AU.open_source(str(tmp_path / "ds")))
     with pytest.raises(AU.AuditError, match="no such dataset folder"):
         AU.open_source(str(tmp_path / "nope"), store="folder")
+
+
+def _graded(status, error=None, correct=False, compiled=True):
+    return RunRecord(record_id="g", status=status, error=error, correct=correct, compiled=compiled)
+
+
+@pytest.mark.parametrize("status, error, want", [
+    ("ok", None, True),
+    ("rejected", "anti-cheat: calls_reference_ops", True),           # outputs matched, then a flag failed it
+    ("rejected", "wrong on a secret seed only: seed 9: ...", True),   # the published seeds pass
+    ("rejected", "output is a tensor subclass x.Lazy", None),        # never compared: the record does not say
+    ("incorrect", "seed 42: max|ref-sol| = 1", False),
+    ("compile_error", "No module named 'x'", False),
+    ("timeout", "", False),
+])
+def test_passes_published_rules(status, error, want):
+    assert AU.passes_published_rules(_graded(status, error)) is want
+
+
+def test_passes_published_rules_follows_a_correct_kept_on_rejection():
+    """The harness may keep correct=True on a record a flag rejected (outputs matched): that is the published verdict."""
+    assert AU.passes_published_rules(_graded("rejected", "anything", correct=True)) is True
+
+
+@pytest.mark.parametrize("status, error, published_compiled, want", [
+    ("ok", None, True, None),
+    ("compile_error", "importing the submission raised ModuleNotFoundError: No module named 'flash_attn'", True, "environment"),
+    ("runtime_error", "AttributeError: module 'torch.cuda' has no attribute 'old_api'", True, "environment"),
+    ("compile_error", "ImportError: cannot import name 'triton_op' from 'torch.library'", True, "environment"),
+    ("runtime_error", "AssertionError: Torch not compiled with CUDA enabled", True, "environment"),
+    ("compile_error", "RuntimeError: Error building extension 'k': nvcc exited with 1", True, "environment"),
+    ("compile_error", "RuntimeError: Error building extension 'k': nvcc exited with 1", False, "solution"),
+    ("compile_error", "syntax error at line 3: expected ':'", True, "solution"),
+    ("incorrect", "seed 42: ...", True, "solution"),
+    ("rejected", "anti-cheat: stale_output", True, "solution"),
+    ("crashed", "SIGSEGV", True, "solution"),
+])
+def test_failure_cause(status, error, published_compiled, want):
+    published = RunRecord(record_id="p", compiled=published_compiled, correct=published_compiled, status="ok")
+    assert AU.failure_cause(_graded(status, error), published) == want
