@@ -83,7 +83,9 @@ def load_records(source: str | Path | None = None, problems=None) -> pd.DataFram
             tables.append(to_table(recs, RunRecord))
         else:
             raise ValueError(f"{f}: expected .csv, .parquet or .jsonl")
-    return pa.concat_tables(tables).to_pandas()
+    df = pa.concat_tables(tables).to_pandas()
+    df["accepted"] = is_accepted(df)  # migration on read: shards before schema 1.5 have no accepted column
+    return df
 
 
 # ---------------------------------------------------------------------------

@@ -49,7 +49,7 @@ class AuditError(ValueError):
 
 @dataclass
 class Source:
-    dataset: str          # Hub repo id, local store name, or folder path
+    dataset: str          # Hub repo id, local:<store name>, or the folder path as given
     revision: str         # commit SHA (Hub, store) or a content hash of the folder
     folder: Path          # the dataset's files: data files and, for upstream's layout, solutions/
 
@@ -83,7 +83,8 @@ def open_source(source: str, revision: str | None = None, store: str = "auto", o
     else:
         raise AuditError(f"unknown store {store!r}; one of auto, folder, local, hub")
     sha = st.resolve(name, revision or "main")  # a tag or branch is pinned to its commit here, once
-    return Source(st.describe(name) if store == "local" else name, sha, Path(st.snapshot(name, sha)))
+    label = f"local:{name}" if store == "local" else name  # not the store's path: the label travels with the records
+    return Source(label, sha, Path(st.snapshot(name, sha)))
 
 
 def folder_revision(folder: Path) -> str:
@@ -135,6 +136,7 @@ def _read_rows(path: Path) -> list[dict]:
 
 
 def _our_record(row: dict, where: str) -> RunRecord:
+    # columns of a newer schema than ours are not needed to re-grade a record: left out, not refused
     known = {f.name for f in RunRecord.fields()}
     return RunRecord.from_row({k: v for k, v in migrate_run_row(row).items() if k in known}, where=where)
 

@@ -328,6 +328,22 @@ def test_flags_on_the_published_sweep(upstream_df):
 # ---------------------------------------------------------------------------
 # Loading
 
+def test_load_records_migrates_rows_before_schema_1_5(tmp_path):
+    """A Parquet shard written before 1.5 (no accepted column) and a JSONL line without it read as 1.5 rows."""
+    import pyarrow.parquet as pq
+
+    old = [rec(1, speedup=2.0), rec(2, problem="p2", speedup=3.0, status="rejected", flags=["timer_tampered"])]
+    pq.write_table(to_table(old).drop_columns(["accepted", "failure_cause", "audit_of", "audit_dataset",
+                                               "audit_revision", "audit_published_accepted"]), tmp_path / "old.parquet")
+    row = rec(3, problem="p3", correct=False).to_row()
+    del row["accepted"]
+    (tmp_path / "old.jsonl").write_text(json.dumps(dict(row, schema_version="1.3")) + "\n")
+    df = A.load_records(tmp_path).set_index("record_id")
+    assert df["accepted"].to_dict() == {"r001": True, "r002": False, "r003": False}
+    assert df["correct"].to_dict() == {"r001": True, "r002": True, "r003": False}  # correct as it was written
+    assert df.loc["r003", "schema_version"] == "1.3"  # the row keeps the version that wrote it
+
+
 def test_load_records_parquet_jsonl_and_folder(tmp_path):
     import pyarrow.parquet as pq
 

@@ -255,6 +255,7 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
     rows = pq.read_table(out / "audit.parquet").to_pylist()
     got = {r["problem_id"]: (r["audit_published_accepted"], r["correct"], r["accepted"]) for r in rows}
     assert got == {"v3/level1/26_GELU_": (True, True, True), "v3/level1/23_Softmax": (False, True, False)}
+    assert {r["audit_dataset"] for r in rows} == {"local:kernelbench-v3-runs"}
     assert {r["audit_revision"] for r in rows} == {pub.commit} and {r["audit_of"] for r in rows} == {r.record_id for r in recs}
     # the audit publishes as its own runs dataset, with the audit card
     res = store.publish("kernelbench-v3-audit", out / "dataset")
