@@ -214,4 +214,7 @@ def cmd_audit(args) -> int:
     print(summary(frame, res))
     for name, path in paths.items():
         print(f"  {name}: {path}")
+    if not res.records and res.skipped:
+        print(f"kb audit: nothing was graded; why, per record: {paths['report'].parent / 'skipped.csv'}", file=sys.stderr)
+        return 1
     return 0

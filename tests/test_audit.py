@@ -266,6 +266,21 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
     assert set(table.column("source").to_pylist()) == {"audit"}
 
 
+def test_nothing_to_grade_exits_1_and_says_why(tmp_path, capsys):
+    """The published sweep as shipped has no solutions/: every record is listed as not graded, and the exit is 1."""
+    from kb_data.importer import UPSTREAM_CSV
+    from tests.runs_support import make_problem_tree
+
+    (tmp_path / "sweep").mkdir()
+    (tmp_path / "sweep" / "results.csv").write_bytes(UPSTREAM_CSV.read_bytes())
+    problems = make_problem_tree(tmp_path / "problems")
+    assert main(["audit", str(tmp_path / "sweep"), "--gpu", "B200", "--model", "GPT-5.4", "--out", str(tmp_path / "o"),
+                 "--problems", str(problems), "--quiet"]) == 1
+    assert "nothing was graded" in capsys.readouterr().err
+    skipped = list(csv.DictReader(open(tmp_path / "o" / "report" / "skipped.csv")))
+    assert skipped and all(s["gpu"] == "B200" and s["why"].startswith("no file solutions/GPT-5.4_B200_") for s in skipped)
+
+
 def test_a_source_that_is_not_a_runs_dataset_is_refused(tmp_path):
     (tmp_path / "ds").mkdir()
     with pytest.raises(AU.AuditError, match="no .parquet, .jsonl or .csv"):
