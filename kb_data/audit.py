@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .schema import UPSTREAM_RUN_COLUMNS, RunRecord, SchemaError, migrate_run_row
+from .schema import UPSTREAM_RUN_COLUMNS, RunRecord, SchemaError
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".csv")
 SOLUTIONS_DIR = "solutions"
@@ -136,9 +136,10 @@ def _read_rows(path: Path) -> list[dict]:
 
 
 def _our_record(row: dict, where: str) -> RunRecord:
-    # columns of a newer schema than ours are not needed to re-grade a record: left out, not refused
+    # columns of a newer schema than ours are not needed to re-grade a record: left out, not refused;
+    # rows of an older one get the fields they lack derived (accepted) or null
     known = {f.name for f in RunRecord.fields()}
-    return RunRecord.from_row({k: v for k, v in migrate_run_row(row).items() if k in known}, where=where)
+    return RunRecord.from_row({k: v for k, v in row.items() if k in known}, where=where)
 
 
 def _upstream_records(rows: list[dict], problems_root, where: str) -> list[RunRecord]:

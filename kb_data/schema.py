@@ -352,7 +352,7 @@ class RunRecord(Record):
     created_at: str = _f(STR, doc="ISO-8601 UTC")
     # audit records (source "audit"): a published record's solution re-graded here
     audit_of: str = _f(STR, doc="record_id of the record this audit re-graded")
-    audit_dataset: str = _f(STR, doc="the dataset holding that record: a Hub repo id, a local store name or a folder")
+    audit_dataset: str = _f(STR, doc="the dataset holding that record: a Hub repo id, local:<store name> or a folder")
     audit_revision: str = _f(STR, doc="immutable revision of that dataset (commit SHA, or content hash of a folder)")
     audit_published_accepted: bool = _f(BOOL, doc="that record's verdict as published (its accepted)")
 
@@ -379,19 +379,6 @@ class RunRecord(Record):
     def to_row(self) -> dict:
         self.accepted = self.derived_accepted()
         return super().to_row()
-
-
-def migrate_run_row(row: dict) -> dict:
-    """A run-record row of any schema version as the current RunRecord reads it (a new dict).
-
-    Rows before 1.5 lack `accepted`: it is computed from status, else correct. The row keeps its
-    schema_version, which says which version of the harness wrote it.
-    """
-    out = dict(row)
-    if out.get("accepted") is None:
-        status = out.get("status")
-        out["accepted"] = (status == "ok") if status is not None else out.get("correct")
-    return out
 
 
 RECORD_TYPES = {"problem": Problem, "baseline": Baseline, "run": RunRecord}
