@@ -368,7 +368,7 @@ def audit_record(published: RunRecord, g: RunRecord, src: Source) -> RunRecord:
         source="audit", model=published.model, solution_link=published.solution_link,
         correct=passes_published_rules(g), failure_cause=failure_cause(g, published),
         audit_of=published.record_id, audit_dataset=src.dataset, audit_revision=src.revision,
-        audit_published_accepted=published.accepted,
+        audit_published_accepted=published.derived_accepted(),
     )
     try:
         return RunRecord.from_row(row, where=f"audit of {published.record_id}: ")

@@ -330,3 +330,70 @@ def test_passes_published_rules_follows_a_correct_kept_on_rejection():
 def test_failure_cause(status, error, published_compiled, want):
     published = RunRecord(record_id="p", compiled=published_compiled, correct=published_compiled, status="ok")
     assert AU.failure_cause(_graded(status, error), published) == want
+
+
+def _synthetic_audit(tmp_path):
+    """Published records and grades made by hand (no grading): the report's frame and tables from them."""
+    from kb_data.audit_report import audit_frame, audit_tables
+
+    src = AU.Source("org/runs", "c0ffee" * 6 + "abcd", tmp_path)
+    cases = [  # (model, gpu, problem, published ok, graded status, error, flags, correct)
+        ("m1", "H100", "p1", True, "ok", None, [], True),
+        ("m1", "H100", "p2", True, "rejected", "anti-cheat: calls_reference_ops", ["calls_reference_ops"], False),
+        ("m1", "B200", "p1", True, "incorrect", "seed 42: max|ref-sol| = 0.5", [], False),
+        ("m2", "H100", "p1", False, "ok", None, [], True),
+        ("m2", "H100", "p2", True, "compile_error", "No module named 'flash_attn'", [], False),
+    ]
+    published, audits = [], []
+    for i, (model, gpu, problem, ok, status, error, flags, correct) in enumerate(cases):
+        p = RunRecord(record_id=f"pub{i}", source="upstream", model=model, gpu=gpu, problem=problem + ".py",
+                      problem_id=f"v3/level1/{problem}", compiled=True, correct=ok, status="ok" if ok else "incorrect",
+                      speedup=2.0 if ok else None, baseline_type="pytorch_eager" if ok else None, suite="v3")
+        g = RunRecord(record_id=f"g{i}", source="local", model=model, gpu="H200", problem=p.problem,
+                      problem_id=p.problem_id, compiled=status != "compile_error", correct=correct, status=status,
+                      error=error, flags=flags, speedup=0.5 if status == "ok" else None,
+                      baseline_type="pytorch_eager", suite="v3", max_abs_err=0.5 if status == "incorrect" else 0.0)
+        published.append(p)
+        audits.append(AU.audit_record(p, g, src))
+    frame = audit_frame(audits, published)
+    return audits, published, frame, audit_tables(frame, audits, published, [(published[0], "a reason")])
+
+
+def test_audit_report_from_hand_made_records(tmp_path):
+    audits, published, frame, tabs = _synthetic_audit(tmp_path)
+    assert [(r.audit_of, r.correct, r.accepted, r.failure_cause) for r in audits] == [
+        ("pub0", True, True, None), ("pub1", True, False, "solution"), ("pub2", False, False, "solution"),
+        ("pub3", True, True, None), ("pub4", False, False, "environment")]
+    assert dict(zip(frame["audit_of"], frame["change"])) == {"pub0": "same", "pub1": "pass -> fail", "pub2": "pass -> fail",
+                                                             "pub3": "fail -> pass", "pub4": "pass -> fail"}
+    v = {(r["model"], r["published_gpu"]): r for r in tabs["verdicts"].to_dict("records")}
+    assert (v[("m1", "H100")]["n_published_pass"], v[("m1", "H100")]["n_our_rules_pass"]) == (2, 1)
+    assert v[("m2", "H100")]["n_fail_to_pass"] == 1 and v[("m2", "H100")]["n_environment"] == 1
+    assert dict(zip(tabs["flips"]["audit_of"], tabs["flips"]["reason"])) == {
+        "pub1": "our checks only: calls_reference_ops", "pub2": "wrong outputs: seed 42: max|ref-sol| = 0.5",
+        "pub3": "accepted here; published as incorrect", "pub4": "environment (compile_error): No module named 'flash_attn'"}
+    assert tabs["wrong_outputs"]["audit_of"].tolist() == ["pub2"]
+    before = {(r["model"], r["gpu"]): r["fast_1"] for r in tabs["fast_p_published"].to_dict("records")}
+    after = {(r["model"], r["gpu"]): r["fast_1"] for r in tabs["fast_p_audited"].to_dict("records")}
+    assert before[("m1", "H100")] == 1.0 and after[("m1", "H100")] == 0.0  # the accepted one is slower here
+
+
+@pytest.mark.skipif(not (__import__("shutil").which("chromium") or __import__("shutil").which("chromium-browser")),
+                    reason="chromium is not installed (apt-get install chromium); .ci/run installs it")
+def test_audit_page_renders_in_chromium(tmp_path):
+    import re
+
+    from kb_data.audit_report import TITLES, render_audit_html
+    from tests.test_report import _chromium
+
+    audits, published, frame, tabs = _synthetic_audit(tmp_path)
+    page = tmp_path / "index.html"
+    page.write_text(render_audit_html(tabs, "5 records audited", "org/runs@c0ffee"), encoding="utf-8")
+    dom = _chromium("--dump-dom", page.resolve().as_uri(), profile=tmp_path / "profile").stdout
+    assert "<h1>Audit of org/runs@c0ffee</h1>" in dom
+    for name, t in tabs.items():
+        assert TITLES[name] in dom
+        if t.empty:  # an empty table is a "None." line, not a table
+            continue
+        m = re.search(rf'<table[^>]*id="table-{name}"[^>]*>(.*?)</table>', dom, re.S)
+        assert m and m.group(1).split("<tbody>")[1].count("<tr") == len(t), name
