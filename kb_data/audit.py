@@ -83,7 +83,8 @@ def open_source(source: str, revision: str | None = None, store: str = "auto", o
     else:
         raise AuditError(f"unknown store {store!r}; one of auto, folder, local, hub")
     sha = st.resolve(name, revision or "main")  # a tag or branch is pinned to its commit here, once
-    label = f"local:{name}" if store == "local" else name  # not the store's path: the label travels with the records
+    # not the store's path, nor a bare name: the label travels with the records
+    label = f"local:{name}" if store == "local" else st.repo_id(name)
     return Source(label, sha, Path(st.snapshot(name, sha)))
 
 
