@@ -233,8 +233,14 @@ class Job:
     path: Path
 
 
-def write_manifest(items: list[tuple[RunRecord, str]], out: Path) -> tuple[Path, dict[tuple[str, str], Job]]:
-    """One job per distinct (problem_id, code): the code is stored content-addressed under out/solutions/."""
+def write_manifest(items: list[tuple[RunRecord, str]], out: Path,
+                   graded: dict[tuple[str, str], str] | None = None) -> tuple[Path, dict[tuple[str, str], Job]]:
+    """One job per distinct (problem_id, code): the code is stored content-addressed under out/solutions/.
+
+    `graded` maps (problem_id, sha) to the model of a record already graded in out/graded: that job keeps
+    its model, so a rerun with other filters finds the grade instead of grading the code again.
+    """
+    graded = graded or {}
     jobs: dict[tuple[str, str], Job] = {}
     for rec, code in sorted(items, key=lambda it: (it[0].problem_id, it[0].model or "", it[0].record_id)):
         key = (rec.problem_id, sha256_text(code))
@@ -242,12 +248,21 @@ def write_manifest(items: list[tuple[RunRecord, str]], out: Path) -> tuple[Path,
             path = out / SOLUTIONS_DIR / f"{key[1]}.py"
             if not path.exists():
                 _write_atomic(path, code.encode("utf-8"))
-            jobs[key] = Job(key[0], key[1], rec.model or "unknown", path)
+            jobs[key] = Job(key[0], key[1], graded.get(key, rec.model or "unknown"), path)
     lines = [json.dumps({"problem": j.problem_id, "submission": str(j.path.resolve()), "model": j.model}, sort_keys=True)
              for j in jobs.values()]
     manifest = out / "manifest.jsonl"
     _write_atomic(manifest, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
     return manifest, jobs
+
+
+def graded_models(graded_dir: Path) -> dict[tuple[str, str], str]:
+    """(problem_id, solution_sha256) -> model of the records already in graded_dir/records.jsonl."""
+    from .harness.batch import RecordSink
+
+    if not (graded_dir / "records.jsonl").exists():
+        return {}
+    return {(r.problem_id, r.solution_sha256): r.model for r in RecordSink(graded_dir).records()}
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -283,7 +298,7 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
             skipped.append((rec, "no problem_id"))
         else:
             items.append((rec, code))
-    manifest, jobs = write_manifest(items, out)
+    manifest, jobs = write_manifest(items, out, graded_models(out / "graded"))
     graded: dict[tuple[str, str, str], RunRecord] = {}
     if jobs:
         sink = run_batch(manifest, out / "graded", problems_root=problems_root, options=options, workers=workers,

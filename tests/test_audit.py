@@ -230,6 +230,13 @@ def test_pinned_revision_and_filters_without_grading(published, tmp_path):
                                         if AU.solution_code(r, src.folder)[0] is not None and r.run_dir.endswith("100000")],
                                        tmp_path / "m")
     assert len(jobs) == N_JOBS and len(manifest.read_text().splitlines()) == N_JOBS
+    gelu = ("v3/level1/26_GELU_", AU.sha256_text(CASES[0][5]))
+    assert jobs[gelu].model == "Agent B Long Name"  # the first model of the two sharing the code
+    # a grade already made under the other model (an earlier run with --model agent-a) is reused, not redone
+    _, again = AU.write_manifest([(r, AU.solution_code(r, src.folder)[0]) for r in recs
+                                  if r.run_dir.endswith("100000") and AU.solution_code(r, src.folder)[0] is not None],
+                                 tmp_path / "m", graded={gelu: "agent-a"})
+    assert again[gelu].model == "agent-a"
     with pytest.raises(ValueError, match="unknown revision"):
         AU.open_source(REPO, revision="no-such-tag")
 
@@ -249,9 +256,12 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
     store = open_store("local", root=tmp_path / "store")
     pub = store.append_records("kernelbench-v3-runs", recs)
     out = tmp_path / "audit"
-    assert main(["audit", "runs", "--store-root", str(tmp_path / "store"), "--out", str(out), "--problems",
-                 str(SMALL_PROBLEMS), "--trials", "5", "--warmup", "1", "--workers", "1", "--quiet"]) == 0
+    args = ["audit", "runs", "--store-root", str(tmp_path / "store"), "--out", str(out), "--problems",
+            str(SMALL_PROBLEMS), "--trials", "5", "--warmup", "1", "--workers", "1", "--quiet"]
+    assert main(args + ["--problem", "26_GELU_"]) == 0  # a first, filtered run grades one
+    assert main(args) == 0  # the whole dataset: the GELU grade is found, only the Softmax is graded
     assert "2 records audited on CPU (0 not graded)" in capsys.readouterr().out
+    assert len((out / "graded" / "records.jsonl").read_text().splitlines()) == 2
     rows = pq.read_table(out / "audit.parquet").to_pylist()
     got = {r["problem_id"]: (r["audit_published_accepted"], r["correct"], r["accepted"]) for r in rows}
     assert got == {"v3/level1/26_GELU_": (True, True, True), "v3/level1/23_Softmax": (False, True, False)}
