@@ -32,6 +32,8 @@
 #   host-share each repeat-subset problem timed as graded and with the host out of the interval, in $REPEATS fresh
 #              processes (torch.compile from the caches of repeat-fresh's $CACHE_TAG, default share)
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
+#   audit      `kb audit` of the GPU corpus in upstream's layout (70 solutions, benchmarks/audit_corpus.py), every
+#              verdict checked against the corpus; the report is $OUT/audit/report/index.html
 set -uo pipefail
 OUT=${OUT:-h200-out}
 mkdir -p "$OUT"
@@ -42,6 +44,9 @@ for step in "$@"; do
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
     gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "corpus_gpu" -s -v \
                     -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_corpus.log" 2>&1 ;;
+    audit) rm -rf "$OUT/audit_corpus" && python benchmarks/audit_corpus.py build "$OUT/audit_corpus" > "$OUT/audit.log" 2>&1 &&
+           timeout 540 kb audit "$OUT/audit_corpus" --out "$OUT/audit" --quiet >> "$OUT/audit.log" 2>&1;
+           python benchmarks/audit_corpus.py check "$OUT/audit" >> "$OUT/audit.log" 2>&1 ;;
     gpu-honest) timeout 200 python -m pytest -m gpu tests/test_anticheat.py -k "honest" -s -v -p no:cacheprovider \
                     --timeout 120 --tb=short > "$OUT/gpu_honest.log" 2>&1 ;;
     noise) timeout 240 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \

@@ -164,8 +164,14 @@ def _comparable(row: dict) -> str:
 _RUN_DIR_DATE = re.compile(r"run_(\d{4})(\d{2})(\d{2})_")
 
 
+def _size_category(n: int) -> str:
+    return "n<1K" if n < 1000 else "1K<n<10K" if n < 10000 else "10K<n<100K" if n < 100000 else "100K<n<1M"
+
+
 def runs_card(records: list[RunRecord]) -> str:
     configs = [{"config_name": CONFIG, "default": True, "data_files": [{"split": SPLIT, "path": SHARD_GLOB}]}]
+    if records and all(r.source == "audit" for r in records):
+        return audit_card(records, configs)  # a dataset of audits only (`kb audit`): its own card
     n = len(records)
     sources = Counter(r.source for r in records)
     upstream = [r for r in records if r.source == "upstream"]
@@ -175,16 +181,18 @@ def runs_card(records: list[RunRecord]) -> str:
     for m in models:
         rs = [r for r in records if (r.model or "(none)") == m]
         per_model.append([m, len(rs), sum(bool(r.compiled) for r in rs), sum(bool(r.correct) for r in rs),
-                          ", ".join(sorted({r.gpu for r in rs if r.gpu}, key=gpu_key))])
+                          sum(bool(r.accepted) for r in rs), ", ".join(sorted({r.gpu for r in rs if r.gpu}, key=gpu_key))])
     flags = Counter(f for r in records for f in (r.flags or []))
     values = {
         "configs_yaml": yaml_block(configs),
-        "size_category": "n<1K" if n < 1000 else "1K<n<10K" if n < 10000 else "10K<n<100K" if n < 100000 else "100K<n<1M",
+        "size_category": _size_category(n),
         "n_records": n,
         "n_upstream": sources.get("upstream", 0),
         "n_local": sources.get("local", 0),
+        "n_audit": sources.get("audit", 0),
         "n_models": len(models) if records else 0,
         "n_correct": sum(bool(r.correct) for r in records),
+        "n_accepted": sum(bool(r.accepted) for r in records),
         "n_compiled": sum(bool(r.compiled) for r in records),
         "n_gpus": len({r.gpu for r in records if r.gpu}),
         "upstream_span": (f"runs dated {dates[0]} to {dates[-1]}, {len({r.run_dir for r in upstream})} run directories"
@@ -197,7 +205,7 @@ def runs_card(records: list[RunRecord]) -> str:
         "counts_by_gpu_level": crosstab(((r.gpu or "(none)", f"level {r.level}" if r.level is not None else "(none)")
                                          for r in records), row_key=gpu_key, row_title="GPU")
         if records else "No records yet.",
-        "counts_by_model": md_table(["model", "records", "compiled", "correct", "GPUs"], per_model)
+        "counts_by_model": md_table(["model", "records", "compiled", "correct", "accepted", "GPUs"], per_model)
         if records else "No records yet.",
         "counts_by_flag": md_table(["flag", "records"], [[f"`{k}`", flags[k]] for k in sorted(flags)])
         if flags else "No record carries an anomaly flag.",
@@ -206,3 +214,34 @@ def runs_card(records: list[RunRecord]) -> str:
         "citation": UPSTREAM_CITATIONS["kernelbench-v3"] + "\n\n" + UPSTREAM_CITATIONS["kernelbench"],
     }
     return render_card("runs", values)
+
+
+def audit_card(records: list[RunRecord], configs: list) -> str:
+    """The card of a dataset of audit records: what was audited, and both verdicts per model."""
+    audited = Counter(f"`{r.audit_dataset}` at `{r.audit_revision}`" for r in records)
+    per_model = []
+    for m in sorted({r.model or "(none)" for r in records}):
+        rs = [r for r in records if (r.model or "(none)") == m]
+        per_model.append([m, len(rs), sum(bool(r.audit_published_accepted) for r in rs), sum(r.correct is True for r in rs),
+                          sum(bool(r.accepted) for r in rs),
+                          sum(bool(r.audit_published_accepted) and not r.accepted for r in rs),
+                          sum(not r.audit_published_accepted and bool(r.accepted) for r in rs),
+                          sum(r.failure_cause == "environment" for r in rs)])
+    flags = Counter(f for r in records for f in (r.flags or []))
+    values = {
+        "configs_yaml": yaml_block(configs),
+        "size_category": _size_category(len(records)),
+        "n_records": len(records),
+        "audited": "; ".join(f"{k} ({v} records)" for k, v in sorted(audited.items())),
+        "audit_gpus": ", ".join(sorted({r.gpu_name or r.gpu for r in records if r.gpu}, key=str)) or "an unknown machine",
+        "verdicts": md_table(["model", "audited", "published pass", "correct (published rules)", "accepted (our rules)",
+                              "pass -> fail", "fail -> pass", "environment"], per_model),
+        "counts_by_status": md_table(["status", "records"], [[f"`{k}`", v] for k, v in
+                                                            sorted(Counter(r.status or "(none)" for r in records).items())]),
+        "counts_by_flag": md_table(["flag", "records"], [[f"`{k}`", flags[k]] for k in sorted(flags)])
+        if flags else "No record carries an anomaly flag.",
+        "schema_table": schema_markdown(RunRecord),
+        "schema_version": SCHEMA_VERSION,
+        "citation": UPSTREAM_CITATIONS["kernelbench-v3"] + "\n\n" + UPSTREAM_CITATIONS["kernelbench"],
+    }
+    return render_card("audit", values)

@@ -7,9 +7,12 @@ function needs must be present.
 
 The rules that keep the numbers honest:
 
-- Correct: a record counts as correct when its `status` is "ok" (the importer derives it from
-  upstream's `correct`); where status is null, `correct` decides. A record that passed the
-  numerics but was rejected for an anomaly flag is not correct.
+- Accepted vs correct: `correct` is numeric correctness under the suite's rules (upstream's
+  meaning); `accepted` is what counts: every check passed (status "ok"). A record that passed the
+  numerics but was rejected for an anomaly flag is correct and not accepted. Every speedup table,
+  fast_p and the cost per kernel count accepted records; `correctness` shows both counts.
+  Rows written before schema 1.5 lack `accepted`: it is status == "ok", else `correct`
+  (`is_accepted`), which for upstream rows is upstream's `correct`.
 - Attempts: every record is an attempt, whatever its status. Repeated (model, gpu, problem)
   triples are kept or reduced by an explicit policy, `dedup(df, "all" | "latest" | "best")`.
 - Baseline types: speedups against different baselines (`pytorch`, upstream's older eager-only
@@ -19,8 +22,8 @@ The rules that keep the numbers honest:
   is judged against its own baseline and the mix is named in `baseline_types`.
   Upstream records a baseline type only on correct records (a failed attempt was never timed),
   so the denominator of fast_p is all attempts of the group (model x gpu by default), and the
-  row of each baseline type counts the correct attempts that beat p x that baseline. The rows
-  of one group share that denominator. A group without any correct record gets a single row
+  row of each baseline type counts the accepted attempts that beat p x that baseline. The rows
+  of one group share that denominator. A group without any accepted record gets a single row
   with a null baseline_type and fast_p 0, so failures never vanish from a table.
 - op_type as a group key: upstream fills op_type only on correct records; for grouping, an
   attempt without one takes its problem's most frequent recorded op_type (null if no attempt
@@ -89,11 +92,13 @@ TIME_COLUMNS = ("created_at", "measured_at")
 
 def frame(table) -> pd.DataFrame:
     """A pyarrow table of records as a DataFrame, with its ISO-8601 time columns as UTC timestamps (the Arrow
-    schema keeps them as strings, exactly as written)."""
+    schema keeps them as strings, exactly as written) and `accepted` filled where rows predate schema 1.5."""
     df = table.to_pandas()
     for col in TIME_COLUMNS:
         if col in df.columns:
             df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601")
+    if "status" in df.columns or "correct" in df.columns:
+        df["accepted"] = is_accepted(df)  # migration on read: shards before schema 1.5 have no accepted column
     return df
 
 
@@ -108,10 +113,17 @@ def _bool(s: pd.Series) -> pd.Series:
     return s.astype("boolean").fillna(False).astype(bool)
 
 
-def is_correct(df: pd.DataFrame) -> pd.Series:
-    """Status "ok"; where status is null, the `correct` column."""
+def is_accepted(df: pd.DataFrame) -> pd.Series:
+    """The `accepted` column; where it is null (rows before schema 1.5): status "ok", else `correct`."""
     status = _col(df, "status")
-    return status.eq("ok").where(status.notna(), _bool(_col(df, "correct"))).astype(bool)
+    derived = status.eq("ok").where(status.notna(), _bool(_col(df, "correct")))
+    accepted = _col(df, "accepted").astype("boolean")
+    return accepted.fillna(derived.astype("boolean")).fillna(False).astype(bool)
+
+
+def is_correct(df: pd.DataFrame) -> pd.Series:
+    """Numeric correctness (the `correct` column), whether or not the record was accepted."""
+    return _bool(_col(df, "correct"))
 
 
 def problem_key(df: pd.DataFrame) -> pd.Series:
@@ -150,7 +162,7 @@ def _frame(df: pd.DataFrame, by, extra=()) -> pd.DataFrame:
     if missing:
         raise ValueError(f"no column(s) {', '.join(missing)} to group by; columns: {', '.join(df.columns)}")
     cols = {c: (_op_type(df) if c == "op_type" else df[c]) for c in by}
-    cols["_ok"] = is_correct(df)
+    cols["_ok"] = is_accepted(df)
     cols.update({"_" + c: _col(df, c) for c in extra})
     return pd.DataFrame({k: v.reset_index(drop=True) for k, v in cols.items()})
 
@@ -167,9 +179,9 @@ def dedup(df: pd.DataFrame, policy: str = "latest") -> pd.DataFrame:
 
     all     every record (repeated triples count as separate attempts)
     latest  the record of the most recent run (created_at, else the run_dir timestamp)
-    best    a correct record if there is one, the fastest of them; when a triple's correct
+    best    an accepted record if there is one, the fastest of them; when a triple's accepted
             records were timed against different baseline types their speedups are not
-            comparable, and the most recent correct one is kept instead. Triples never
+            comparable, and the most recent accepted one is kept instead. Triples never
             solved keep their most recent record.
     Ties go to the larger record_id, so the choice does not depend on row order.
     """
@@ -182,8 +194,8 @@ def dedup(df: pd.DataFrame, policy: str = "latest") -> pd.DataFrame:
                       "id": _col(df, "record_id").fillna("").astype(str).to_numpy()})
     order = ["t", "id"]
     if policy == "best":
-        k["ok"] = is_correct(df).to_numpy()
-        bt = pd.Series(_col(df, BT).to_numpy(), index=k.index).where(k["ok"])  # types of the correct records
+        k["ok"] = is_accepted(df).to_numpy()
+        bt = pd.Series(_col(df, BT).to_numpy(), index=k.index).where(k["ok"])  # types of the accepted records
         mixed = bt.groupby([k["m"], k["g"], k["p"]], dropna=False).transform("nunique").to_numpy() > 1
         speed = pd.to_numeric(_col(df, "speedup"), errors="coerce").fillna(-np.inf).to_numpy()
         k["score"] = np.where(mixed, k["t"].rank(method="dense").to_numpy(), speed)
@@ -197,26 +209,29 @@ def dedup(df: pd.DataFrame, policy: str = "latest") -> pd.DataFrame:
 # Tables
 
 def correctness(df: pd.DataFrame, by=DEFAULT_BY) -> pd.DataFrame:
-    """Attempts, compiled and correct counts and rates per group, and a count per status."""
+    """Attempts, compiled, correct (numerically) and accepted counts and rates per group, and a count per status."""
     by = list(by)
     w = _frame(df, by, extra=("compiled", "status"))
-    w["_compiled"] = _bool(w["_compiled"]) | w["_ok"]
+    w["_correct"] = is_correct(df).reset_index(drop=True) | w["_ok"]  # accepted implies correct (rows before 1.5)
+    w["_compiled"] = _bool(w["_compiled"]) | w["_correct"]
     w["_status"] = w["_status"].astype(object).fillna("unknown")
     g = _group(w, by)
-    out = pd.DataFrame({"n_attempts": g.size(), "n_compiled": g["_compiled"].sum(), "n_correct": g["_ok"].sum()})
+    out = pd.DataFrame({"n_attempts": g.size(), "n_compiled": g["_compiled"].sum(), "n_correct": g["_correct"].sum(),
+                        "n_accepted": g["_ok"].sum()})
     out["compile_rate"] = out.n_compiled / out.n_attempts
     out["correct_rate"] = out.n_correct / out.n_attempts
+    out["accepted_rate"] = out.n_accepted / out.n_attempts
     status = _group(w, by + ["_status"]).size().unstack("_status", fill_value=0)
     from .schema import STATUSES
 
-    # n_correct is the "ok" count; one column for each other status present
+    # n_accepted is the "ok" count; one column for each other status present
     status = status[[s for s in STATUSES[1:] + ("unknown",) if s in status.columns]].add_prefix("n_")
     status.columns.name = None
     return out.join(status).reset_index()
 
 
 def _fast_counts(df: pd.DataFrame, ps, by) -> tuple[pd.DataFrame, list[float]]:
-    """Per (group, baseline_type): n_attempts (of the group), n_correct, and one n_fast column per p."""
+    """Per (group, baseline_type): n_attempts (of the group), n_accepted, and one n_fast column per p."""
     by, ps = list(by), list(dict.fromkeys(float(p) for p in ps))
     w = _frame(df, by, extra=(BT, "speedup"))
     attempts = _group(w, by).size().rename("n_attempts").reset_index()
@@ -225,23 +240,23 @@ def _fast_counts(df: pd.DataFrame, ps, by) -> tuple[pd.DataFrame, list[float]]:
     hits = pd.DataFrame(speed[:, None] > np.array(ps)[None, :], index=ok.index, columns=ps)  # NaN > p is False
     keys = ok[by].assign(**{BT: ok["_" + BT]})
     g = _group(pd.concat([keys, hits], axis=1), by + [BT])
-    fast = g[ps].sum().assign(n_correct=g.size()).reset_index()
-    # Left merge: a group with no correct record keeps one row, baseline_type null, counts 0.
+    fast = g[ps].sum().assign(n_accepted=g.size()).reset_index()
+    # Left merge: a group with no accepted record keeps one row, baseline_type null, counts 0.
     out = attempts.merge(fast, on=by, how="left")
-    out[["n_correct"] + ps] = out[["n_correct"] + ps].fillna(0).astype("int64")
+    out[["n_accepted"] + ps] = out[["n_accepted"] + ps].fillna(0).astype("int64")
     out = out.sort_values(by + [BT], na_position="last", kind="stable").reset_index(drop=True)
-    return out[by + [BT, "n_attempts", "n_correct"] + ps], ps
+    return out[by + [BT, "n_attempts", "n_accepted"] + ps], ps
 
 
 def fast_p_curve(df: pd.DataFrame, ps=DEFAULT_PS, by=DEFAULT_BY) -> pd.DataFrame:
-    """Long table: one row per (group, baseline_type, p) with n_attempts, n_correct, n_fast, fast_p.
+    """Long table: one row per (group, baseline_type, p) with n_attempts, n_accepted, n_fast, fast_p.
 
-    fast_p = correct attempts timed against that baseline type with speedup > p, over ALL
+    fast_p = accepted attempts timed against that baseline type with speedup > p, over ALL
     attempts of the group (see the module doc for why baseline_type splits the numerator).
     """
     by = list(by)
     wide, ps = _fast_counts(df, ps, by)
-    long = wide.melt(id_vars=by + [BT, "n_attempts", "n_correct"], value_vars=ps, var_name="p", value_name="n_fast")
+    long = wide.melt(id_vars=by + [BT, "n_attempts", "n_accepted"], value_vars=ps, var_name="p", value_name="n_fast")
     long["p"] = long["p"].astype(float)
     long["fast_p"] = long["n_fast"] / long["n_attempts"]
     return long.sort_values(by + [BT, "p"], na_position="last", kind="stable").reset_index(drop=True)
@@ -265,41 +280,41 @@ def fast_p_table(df: pd.DataFrame, ps=DEFAULT_PS, by=DEFAULT_BY) -> pd.DataFrame
 
 
 def fast_p_summary(df: pd.DataFrame, ps=DEFAULT_PS, by=DEFAULT_BY) -> pd.DataFrame:
-    """One row per group: fast_<p> = correct attempts faster than p x their own baseline, over all attempts, and
+    """One row per group: fast_<p> = accepted attempts faster than p x their own baseline, over all attempts, and
     `baseline_types`, what those baselines were ("pytorch_eager 40, torch_compile 12"): the rows of
     `fast_p_table` (one per baseline type) summed, with the mix named instead of hidden."""
     by = list(by)
     wide, ps = _fast_counts(df, ps, by)
     g = _group(wide, by)
-    out = g[["n_correct"] + ps].sum().join(g["n_attempts"].first())
-    mix = wide[wide["n_correct"] > 0]
-    names = _group(mix, by).apply(lambda t: ", ".join(f"{b} {n}" for b, n in zip(t[BT], t["n_correct"])),
+    out = g[["n_accepted"] + ps].sum().join(g["n_attempts"].first())
+    mix = wide[wide["n_accepted"] > 0]
+    names = _group(mix, by).apply(lambda t: ", ".join(f"{b} {n}" for b, n in zip(t[BT], t["n_accepted"])),
                                   include_groups=False)
     out["baseline_types"] = names.reindex(out.index)
     for p in ps:
         out[p] = out[p] / out["n_attempts"]
-    out = out.reset_index()[by + ["baseline_types", "n_attempts", "n_correct"] + ps]
+    out = out.reset_index()[by + ["baseline_types", "n_attempts", "n_accepted"] + ps]
     return out.rename(columns={p: p_label(p) for p in ps})
 
 
 def geomean_speedup(df: pd.DataFrame, by=DEFAULT_BY) -> pd.DataFrame:
-    """Over correct records with a speedup, per (group, baseline_type): geometric mean, median, max."""
+    """Over accepted records with a speedup, per (group, baseline_type): geometric mean, median, max."""
     by = list(by)
     w = _frame(df, by, extra=(BT, "speedup"))
     w["_speedup"] = pd.to_numeric(w["_speedup"], errors="coerce")
     ok = w[w["_ok"] & (w["_speedup"] > 0)].rename(columns={"_" + BT: BT})
     ok = ok.assign(_log=np.log(ok["_speedup"].to_numpy(dtype=float)))
     g = _group(ok, by + [BT])
-    out = pd.DataFrame({"n_correct": g.size(), "geomean_speedup": np.exp(g["_log"].mean()),
+    out = pd.DataFrame({"n_accepted": g.size(), "geomean_speedup": np.exp(g["_log"].mean()),
                         "median_speedup": g["_speedup"].median(), "max_speedup": g["_speedup"].max()})
     return out.reset_index()
 
 
 def cost(df: pd.DataFrame, by=DEFAULT_BY) -> pd.DataFrame:
-    """Tokens and USD per correct kernel.
+    """Tokens and USD per accepted kernel.
 
     Upstream leaves cost empty for some attempts, so each ratio is taken over the attempts whose
-    value is known: (sum of known values) / (correct attempts among them); `n_*_known` says how many.
+    value is known: (sum of known values) / (accepted attempts among them); `n_*_known` says how many.
     """
     by = list(by)
     w = _frame(df, by, extra=("total_tokens", "estimated_cost_usd"))
@@ -312,9 +327,9 @@ def cost(df: pd.DataFrame, by=DEFAULT_BY) -> pd.DataFrame:
         n_known, n_known_ok, total = g["_known"].sum(), g["_known_ok"].sum(), g["_v"].sum()
         cols[f"n_{name}_known"] = n_known
         cols[name] = total.where(n_known > 0)
-        cols[f"{name}_per_correct"] = (total / n_known_ok).where(n_known_ok > 0)
+        cols[f"{name}_per_accepted"] = (total / n_known_ok).where(n_known_ok > 0)
     g = _group(w, by)
-    out = pd.DataFrame({"n_attempts": g.size(), "n_correct": g["_ok"].sum(), **cols})
+    out = pd.DataFrame({"n_attempts": g.size(), "n_accepted": g["_ok"].sum(), **cols})
     return out.reset_index()
 
 
@@ -348,6 +363,6 @@ def tables(df: pd.DataFrame, by=DEFAULT_BY, ps=DEFAULT_PS) -> dict[str, pd.DataF
         "fast_p": fast_p_summary(df, ps, by),
         "fast_p_by_baseline": fast_p_table(df, ps, by),
         "geomean_speedup": geomean_speedup(df, by),
-        "cost_per_correct": cost(df, by),
+        "cost_per_accepted": cost(df, by),
         "anomaly_flags": flag_counts(df, by),
     }

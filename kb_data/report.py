@@ -15,13 +15,13 @@ from . import analysis as A
 from .io import atomic_target, write_bytes_atomic
 
 TITLES = {
-    "correctness": "Correct / total attempts",
-    "correctness_by_level": "Correct / total by level",
-    "correctness_by_op_type": "Correct / total by op_type",
-    "fast_p": "fast_p: fraction of all attempts that are correct and faster than p x their own baseline",
+    "correctness": "Correct and accepted / total attempts",
+    "correctness_by_level": "Correct and accepted / total by level",
+    "correctness_by_op_type": "Correct and accepted / total by op_type",
+    "fast_p": "fast_p: fraction of all attempts that are accepted and faster than p x their own baseline",
     "fast_p_by_baseline": "fast_p split by baseline type (the rows of one group sum to its fast_p row)",
-    "geomean_speedup": "Speedup of correct records: geometric mean, median, max",
-    "cost_per_correct": "Tokens and cost per correct kernel",
+    "geomean_speedup": "Speedup of accepted records: geometric mean, median, max",
+    "cost_per_accepted": "Tokens and cost per accepted kernel",
     "anomaly_flags": "Anomaly flags",
 }
 NOTES = [
@@ -29,9 +29,12 @@ NOTES = [
     "torch_compile) are not comparable: fast_p names the mix of each group's baselines (baseline_types), and every "
     "other speedup table has one row per baseline type and never a mixed figure.",
     "fast_p divides by all attempts of the group (failed attempts carry no baseline type); the rows of one "
-    "group share that denominator. A group with no correct attempt shows one row with an empty baseline type.",
-    "A record is correct when its status is ok; an attempt without an op_type takes its problem's recorded op_type.",
-    "Cost and tokens per correct kernel are taken over the attempts whose value is known (n_*_known).",
+    "group share that denominator. A group with no accepted attempt shows one row with an empty baseline type.",
+    "correct: the outputs match the reference under the suite's tolerance (upstream's meaning). accepted: every check "
+    "passed (status ok); a record rejected by an anti-cheat flag can be correct and not accepted. Speedups, fast_p and "
+    "cost count accepted records; for upstream records accepted is upstream's correct. An attempt without an op_type "
+    "takes its problem's recorded op_type.",
+    "Cost and tokens per accepted kernel are taken over the attempts whose value is known (n_*_known).",
     "Anomaly flags: upstream records were never checked (n_checked 0); records graded by kb-data carry their flags.",
 ]
 ATTRIBUTION = ("Upstream records: the published KernelBench-v3 sweep, CC-BY-4.0. Cite KernelBench-v3 (Arledge, 2026) "
@@ -105,9 +108,9 @@ def plot_fast_p_curves(curve: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def plot_speedup_distributions(df: pd.DataFrame, out: Path) -> list[Path]:
-    """One PNG per baseline type: a box per model over its correct records' speedups (log scale)."""
+    """One PNG per baseline type: a box per model over its accepted records' speedups (log scale)."""
     plt = _pyplot()
-    ok = df[A.is_correct(df) & (pd.to_numeric(df["speedup"], errors="coerce") > 0)]
+    ok = df[A.is_accepted(df) & (pd.to_numeric(df["speedup"], errors="coerce") > 0)]
     paths = []
     for bt, g in ok.groupby(A.BT, sort=True):
         per_model = {m: s.to_numpy(dtype=float) for m, s in g.groupby("model", sort=True)["speedup"]}
@@ -116,7 +119,7 @@ def plot_speedup_distributions(df: pd.DataFrame, out: Path) -> list[Path]:
                    tick_labels=[f"{m} (n={len(v)})" for m, v in per_model.items()], flierprops={"markersize": 3})
         ax.set_xscale("log")
         ax.axvline(1.0, color="grey", lw=0.8, ls=":")
-        ax.set(title=f"Speedup of correct records, baseline {bt}", xlabel="speedup (log scale)")
+        ax.set(title=f"Speedup of accepted records, baseline {bt}", xlabel="speedup (log scale)")
         ax.invert_yaxis()
         ax.grid(alpha=0.3, axis="x")
         fig.tight_layout()
@@ -184,8 +187,13 @@ def render_html(res: dict, pngs: list[Path]) -> str:
         data = base64.b64encode(p.read_bytes()).decode("ascii")
         body.append(f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}">'
                     f"<figcaption>{esc(p.name)}</figcaption></figure>")
+    return html_page("KernelBench run records", body)
+
+
+def html_page(title: str, body: list[str]) -> str:
+    """A static, self-contained page around body fragments (the style every kb report page shares)."""
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>KernelBench run records</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }}
 table.records {{ border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 12px; }}

@@ -22,9 +22,11 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.4"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.5"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
-# which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs
+# which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
+# 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
+# (failure_cause), and which record an audit re-graded (audit_of, audit_dataset, audit_revision, audit_published_accepted)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -38,7 +40,10 @@ BASELINE_SOURCES = ("measured", "derived")  # timed on the GPU by `kb baselines 
 # the submission (eager, or on a GPU compiled as the baseline row was when that row chose torch.compile; baseline_type
 # says which): what the speedup is computed from
 RUN_BASELINE_SOURCES = BASELINE_SOURCES + ("paired",)
-RECORD_SOURCES = ("upstream", "local")
+RECORD_SOURCES = ("upstream", "local", "audit")  # audit: a published record re-graded by `kb audit`
+# Why a record failed: the machine it was graded on (a missing optional package, an API today's torch no longer has,
+# a compiler that rejects code an older one built, no GPU for GPU code) or the submission itself.
+FAILURE_CAUSES = ("environment", "solution")
 # How a time was taken (kb_data.harness.timing). flush_queued: on the GPU, L2 flush, start event, call, end event
 # enqueued with no host sync between (from 2026-12-01); device_synced: the device synchronized before the start
 # and before the end event, so host latency is inside the time (rows from before, which lack the field);
@@ -305,7 +310,8 @@ class RunRecord(Record):
     level: int = _f(I64)
     problem: str = _f(STR, doc="problem file name with .py, as upstream")
     compiled: bool = _f(BOOL)
-    correct: bool = _f(BOOL)
+    correct: bool = _f(BOOL, doc="numeric correctness under the suite's rules (upstream's meaning); a record can be correct "
+                        "and still not accepted (see accepted)")
     speedup: float = _f(F64, doc="ref_ms / sol_ms; null unless correct. For baseline_source 'paired': the median over "
                         "the paired trials of reference time / submission time (within noise of ref_ms / sol_ms)")
     ref_ms: float = _f(F64, doc="baseline median")
@@ -328,6 +334,10 @@ class RunRecord(Record):
     problems_revision: str = _f(STR)
     problem_sha256: str = _f(STR)
     status: str = _f(STR, enum=STATUSES)
+    accepted: bool = _f(BOOL, doc="passes every check of the grader that made the record: status is ok (derived from "
+                        "status; rows without a status, and rows before schema 1.5, take it from correct)")
+    failure_cause: str = _f(STR, enum=FAILURE_CAUSES, doc="why a record that is not accepted failed, where known: the "
+                            "grading machine's toolchain or the submission")
     error: str = _f(STR)
     max_abs_err: float = _f(F64)
     max_rel_err: float = _f(F64)
@@ -360,6 +370,35 @@ class RunRecord(Record):
     sandbox: str = _f(STR, enum=SANDBOX_LEVELS, doc="how the submission's process was isolated (SECURITY.md); "
                                                    "null: not graded here (upstream rows)")
     created_at: str = _f(STR, doc="ISO-8601 UTC")
+    # audit records (source "audit"): a published record's solution re-graded here
+    audit_of: str = _f(STR, doc="record_id of the record this audit re-graded")
+    audit_dataset: str = _f(STR, doc="the dataset holding that record: a Hub repo id, local:<store name> or a folder")
+    audit_revision: str = _f(STR, doc="immutable revision of that dataset (commit SHA, or content hash of a folder)")
+    audit_published_accepted: bool = _f(BOOL, doc="that record's verdict as published (its accepted)")
+
+    @classmethod
+    def from_row(cls, row: dict, *, where: str = ""):
+        obj = super().from_row(row, where=where)
+        given = row.get("accepted")
+        if given is not None and obj.accepted is not None and given != obj.accepted:
+            raise SchemaError(f"{where}RunRecord.accepted is {given} but status is {obj.status!r}: accepted means "
+                              "status 'ok'")
+        return obj
+
+    def derived_accepted(self) -> bool | None:
+        """status == "ok"; without a status (upstream-only rows), correct."""
+        if self.status is not None:
+            return self.status == "ok"
+        return self.correct
+
+    def validate(self, *, where: str = "") -> None:
+        # derived, not trusted: the harness sets the status late and never sets accepted
+        self.accepted = self.derived_accepted()
+        super().validate(where=where)
+
+    def to_row(self) -> dict:
+        self.accepted = self.derived_accepted()
+        return super().to_row()
 
 
 RECORD_TYPES = {"problem": Problem, "baseline": Baseline, "run": RunRecord}

@@ -61,7 +61,7 @@ def test_fast_p_small():
     assert got[("m1", "H100", "torch_compile")]["fast_p"] == 1 / 5
     assert got[("m2", "H100", "pytorch")]["fast_p"] == 1 / 2
     assert got[("m3", "H100", None)]["fast_p"] == 0 and got[("m3", "H100", None)]["n_attempts"] == 1
-    assert {k: r["n_correct"] for k, r in got.items()} == {
+    assert {k: r["n_accepted"] for k, r in got.items()} == {
         ("m1", "H100", "pytorch_eager"): 2, ("m1", "H100", "torch_compile"): 1, ("m2", "H100", "pytorch"): 1,
         ("m3", "H100", None): 0}
 
@@ -71,11 +71,20 @@ def test_fast_p_is_strictly_greater():
     assert t["n_fast"].tolist() == [1]
 
 
-def test_rejected_record_is_not_correct():
+def test_rejected_record_is_correct_but_not_accepted():
     df = frame([rec(1, speedup=5.0, status="rejected", flags=["timer_tampered"]), rec(2, problem="p2", speedup=2.0)])
     t = A.fast_p(df, 1.0)
-    assert t["n_correct"].tolist() == [1] and t["fast_p"].tolist() == [0.5]
-    assert A.correctness(df)["n_correct"].tolist() == [1]
+    assert t["n_accepted"].tolist() == [1] and t["fast_p"].tolist() == [0.5]
+    c = A.correctness(df)
+    assert c["n_accepted"].tolist() == [1] and c["n_correct"].tolist() == [2] and c["n_rejected"].tolist() == [1]
+
+
+def test_rows_before_schema_1_5_get_accepted_on_read():
+    """A frame without the accepted column (an older Parquet shard): status ok, else upstream's correct."""
+    df = frame([rec(1, speedup=2.0), rec(2, problem="p2", speedup=3.0, status="rejected"),
+                rec(3, problem="p3", speedup=4.0, status=None)]).drop(columns=["accepted"])
+    assert A.is_accepted(df).tolist() == [True, False, True]
+    assert A.fast_p(df, 1.0)["n_accepted"].tolist() == [2]
 
 
 def _random_records(n, seed):
@@ -111,7 +120,7 @@ def test_tables_match_a_plain_loop(seed):
     assert set(got) == set(fast) | {(m, g, None) for m, g in attempts if not any(k[:2] == (m, g) for k in fast)}
     for key, c in fast.items():
         row = got[key]
-        assert row["n_attempts"] == attempts[key[:2]] and row["n_correct"] == c["n"]
+        assert row["n_attempts"] == attempts[key[:2]] and row["n_accepted"] == c["n"]
         for p in ps:
             assert row[A.p_label(p)] == pytest.approx(c[p] / attempts[key[:2]], abs=0)
 
@@ -125,14 +134,14 @@ def test_tables_match_a_plain_loop(seed):
     for key, s in speeds.items():
         assert got[key]["geomean_speedup"] == pytest.approx(statistics.geometric_mean(s), rel=1e-12)
         assert got[key]["median_speedup"] == pytest.approx(statistics.median(s), rel=1e-12)
-        assert (got[key]["n_correct"], got[key]["max_speedup"]) == (len(s), max(s))
+        assert (got[key]["n_accepted"], got[key]["max_speedup"]) == (len(s), max(s))
 
     # correct / total
     got = rows_by(A.correctness(df), ["model", "gpu"])
     for key, n in attempts.items():
         grp = [r for r in records if (r.model, r.gpu) == key]
         assert got[key]["n_attempts"] == n
-        assert got[key]["n_correct"] == sum(r.correct for r in grp)
+        assert got[key]["n_correct"] == got[key]["n_accepted"] == sum(r.correct for r in grp)
         assert got[key]["n_compiled"] == sum(r.compiled for r in grp)
         assert got[key]["correct_rate"] == pytest.approx(sum(r.correct for r in grp) / n)
         assert got[key]["n_incorrect"] == sum(r.status == "incorrect" for r in grp)
@@ -145,11 +154,11 @@ def test_tables_match_a_plain_loop(seed):
         n_ok = sum(r.correct for r in priced)
         expect = sum(r.estimated_cost_usd for r in priced) / n_ok if n_ok else None
         if expect is None:
-            assert math.isnan(got[key]["cost_usd_per_correct"])
+            assert math.isnan(got[key]["cost_usd_per_accepted"])
         else:
-            assert got[key]["cost_usd_per_correct"] == pytest.approx(expect, rel=1e-12)
+            assert got[key]["cost_usd_per_accepted"] == pytest.approx(expect, rel=1e-12)
         assert got[key]["n_cost_usd_known"] == len(priced)
-        assert got[key]["tokens_per_correct"] == pytest.approx(sum(r.total_tokens for r in grp) / sum(r.correct for r in grp))
+        assert got[key]["tokens_per_accepted"] == pytest.approx(sum(r.total_tokens for r in grp) / sum(r.correct for r in grp))
 
     # anomaly flags
     got = rows_by(A.flag_counts(df), ["model", "gpu"])
@@ -305,9 +314,9 @@ def test_cost_on_the_published_sweep(upstream_df, upstream_rows):
         row = got[(model,)]
         assert row["n_cost_usd_known"] == len(priced)
         if n_ok:
-            assert row["cost_usd_per_correct"] == pytest.approx(sum(float(r["estimated_cost_usd"]) for r in priced) / n_ok)
+            assert row["cost_usd_per_accepted"] == pytest.approx(sum(float(r["estimated_cost_usd"]) for r in priced) / n_ok)
         else:
-            assert math.isnan(row["cost_usd_per_correct"])
+            assert math.isnan(row["cost_usd_per_accepted"])
     assert math.isnan(got[("GPT-5.4",)]["cost_usd"])  # priced outside the router: unknown, not zero
 
 
@@ -318,6 +327,22 @@ def test_flags_on_the_published_sweep(upstream_df):
 
 # ---------------------------------------------------------------------------
 # Loading
+
+def test_load_records_migrates_rows_before_schema_1_5(tmp_path):
+    """A Parquet shard written before 1.5 (no accepted column) and a JSONL line without it read as 1.5 rows."""
+    import pyarrow.parquet as pq
+
+    old = [rec(1, speedup=2.0), rec(2, problem="p2", speedup=3.0, status="rejected", flags=["timer_tampered"])]
+    pq.write_table(to_table(old).drop_columns(["accepted", "failure_cause", "audit_of", "audit_dataset",
+                                               "audit_revision", "audit_published_accepted"]), tmp_path / "old.parquet")
+    row = rec(3, problem="p3", correct=False).to_row()
+    del row["accepted"]
+    (tmp_path / "old.jsonl").write_text(json.dumps(dict(row, schema_version="1.3")) + "\n")
+    df = A.load_records(tmp_path).set_index("record_id")
+    assert df["accepted"].to_dict() == {"r001": True, "r002": False, "r003": False}
+    assert df["correct"].to_dict() == {"r001": True, "r002": True, "r003": False}  # correct as it was written
+    assert df.loc["r003", "schema_version"] == "1.3"  # the row keeps the version that wrote it
+
 
 def test_load_records_parquet_jsonl_and_folder(tmp_path):
     import pyarrow.parquet as pq

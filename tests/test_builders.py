@@ -184,10 +184,13 @@ def test_runs_card_counts(tmp_path):
     rb.build_runs(recs, tmp_path / "r")
     card = (tmp_path / "r" / "README.md").read_text()
     correct = sum(r["correct"] for r in recs)
-    assert f"12 compiled and\n{correct} correct" in card or f"12 compiled and {correct} correct" in card.replace("\n", " ")
+    accepted = sum(RunRecord.from_row(r).accepted for r in recs)
+    assert f"12 compiled, {correct} correct and {accepted} accepted" in card.replace("\n", " ")
+    assert "**Correct and accepted are two columns.**" in card
     for model, n in Counter(r["model"] for r in recs).items():
         ok = sum(r["correct"] for r in recs if r["model"] == model)
-        assert re.search(rf"\| {model} \| {n} \| {n} \| {ok} \|", card)
+        acc = sum(RunRecord.from_row(r).accepted for r in recs if r["model"] == model)
+        assert re.search(rf"\| {model} \| {n} \| {n} \| {ok} \| {acc} \|", card)
 
 
 @pytest.mark.parametrize("override, field", [
@@ -252,8 +255,12 @@ def test_validate_folder_refuses_schema_drift(tmp_path):
     with pytest.raises(SchemaError, match="'model' is missing"):
         validate_folder(tmp_path / "r")
     pq.write_table(t.set_column(t.schema.get_field_index("status"), "status",
-                                pa.array(["ok", "nope", "ok"])), shard)
+                                pa.array(["incorrect", "nope", "ok"])), shard)
     with pytest.raises(SchemaError, match=r"row 1: RunRecord.status"):
+        validate_folder(tmp_path / "r")
+    # accepted is derived from status: a row that says otherwise is refused, not silently re-derived
+    pq.write_table(t.set_column(t.schema.get_field_index("status"), "status", pa.array(["ok", "ok", "ok"])), shard)
+    with pytest.raises(SchemaError, match=r"row 0: RunRecord.accepted is False but status is 'ok'"):
         validate_folder(tmp_path / "r")
 
 
@@ -331,3 +338,18 @@ def test_built_files_get_the_mode_of_a_file_opened_for_writing(tmp_path):
     with open(tmp_path / "plain", "wb"):
         pass
     assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == FILE_MODE
+
+
+def test_runs_shards_keep_the_solution_code(tmp_path):
+    """What we publish can be audited later: the solution's source and its hash reach the Parquet shards."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    code = "import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
+    sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    rb.build_runs(run_records(3, solution_code=code, solution_sha256=sha), tmp_path / "r")
+    shards = sorted((tmp_path / "r" / "data").glob("*.parquet"))
+    rows = [r for s in shards for r in pq.read_table(s, columns=["solution_code", "solution_sha256", "accepted"]).to_pylist()]
+    assert len(rows) == 3 and all(r["solution_code"] == code and r["solution_sha256"] == sha for r in rows)
+    assert [r["accepted"] for r in rows] == [False, True, True]  # derived from status: record 0 is incorrect

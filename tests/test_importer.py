@@ -44,6 +44,7 @@ def test_kb_fields(upstream_records, upstream_rows):
         assert rec.problem_sha256 is None and rec.flags is None and rec.created_at is None
         expected = "ok" if row["correct"] == "True" else ("incorrect" if row["compiled"] == "True" else "compile_error")
         assert rec.status == expected
+        assert rec.accepted is rec.correct  # upstream's only verdict: acceptance is its correct, unchanged
         rec.validate()
 
 

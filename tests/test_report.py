@@ -17,7 +17,7 @@ from kb_data.schema import Baseline, RunRecord
 from tests.runs_support import stub_problems  # noqa: F401
 
 TABLES = ["correctness", "correctness_by_level", "correctness_by_op_type", "fast_p", "fast_p_by_baseline",
-          "geomean_speedup", "cost_per_correct", "anomaly_flags"]
+          "geomean_speedup", "cost_per_accepted", "anomaly_flags"]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_analyze_end_to_end(imported, capsys, monkeypatch):
     expected = A.fast_p_table(df, [0, 1, 2.5])
     written = pd.read_csv(out / "fast_p_by_baseline.csv")
     assert list(written.columns) == list(expected.columns) == ["model", "gpu", "baseline_type", "n_attempts",
-                                                               "n_correct", "fast_0", "fast_1", "fast_2.5"]
+                                                               "n_accepted", "fast_0", "fast_1", "fast_2.5"]
     assert written["fast_2.5"].tolist() == expected["fast_2.5"].tolist()
     # the default table: one row per model x GPU, the split rows summed, the baseline mix named
     summary = pd.read_csv(out / "fast_p.csv")

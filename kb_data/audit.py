@@ -1,0 +1,392 @@
+"""`kb audit`: re-grade the solutions of a published runs dataset on this machine and say what changed.
+
+    src = open_source("Infatoshi/kernelbench-v3-runs", revision="<tag or SHA>")  # or a folder, or a store name
+    res = audit(src, "audit-out", options=Options(device="cuda:0"), filters=Filters(gpu=["H100"], latest=True))
+    res.records        # one RunRecord per audited record, source="audit"
+    res.skipped        # records that could not be graded, with the reason (no solution file, ...)
+
+The steps, each a small function: read the source's records (our run records, or upstream's table,
+whose problem file names are mapped to problem ids by the importer) -> select (filters) -> find each
+record's solution code (its `solution_code`, else the file its `solution_link` names under
+`solutions/`) -> a manifest with one job per distinct (problem, code): the sweep's solutions/ holds
+the same file under several model names, and a solution is graded once -> `run_batch` (resumable:
+what is in out/graded/records.jsonl is not graded again) -> each source record joined with its
+graded record by (problem_id, solution_sha256, model) -> an audit record.
+
+An audit record is a run record graded here (gpu, status, flags, errors, timings: this machine's)
+with two verdicts: `correct`, the suite's published rules (numeric correctness under the suite's
+tolerance on its published seeds: what the original grader would say on this machine), and
+`accepted`, ours (every check: status ok). `failure_cause` says whether a failure is the machine's
+toolchain or the solution; `audit_of`, `audit_dataset`, `audit_revision` and `audit_published_accepted`
+link it to the audited record and its published verdict.
+
+Layering: above the harness, the stores and the analysis (it calls them); below the CLI.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .schema import UPSTREAM_RUN_COLUMNS, RunRecord, SchemaError
+
+DATA_SUFFIXES = (".parquet", ".jsonl", ".csv")
+SOLUTIONS_DIR = "solutions"
+
+
+class AuditError(ValueError):
+    """A source that cannot be audited; the message names the dataset and what is wrong."""
+
+
+# ---------------------------------------------------------------------------
+# The source: a runs dataset at an immutable revision, materialised as a folder
+
+@dataclass
+class Source:
+    dataset: str          # Hub repo id, local:<store name>, or the folder path as given
+    revision: str         # commit SHA (Hub, store) or a content hash of the folder
+    folder: Path          # the dataset's files: data files and, for upstream's layout, solutions/
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset}@{self.revision[:12]}"
+
+
+def open_source(source: str, revision: str | None = None, store: str = "auto", org: str | None = None,
+                store_root: str | Path | None = None) -> Source:
+    """Resolve SOURCE: an existing folder, a local store dataset (a name without '/'), or a Hub repo id."""
+    from .store import open_store
+
+    path = Path(source)
+    if store == "auto":
+        store = "folder" if path.is_dir() else "hub" if "/" in source else "local"
+    if store == "folder":
+        if not path.is_dir():
+            raise AuditError(f"{source}: no such dataset folder")
+        if revision:
+            raise AuditError(f"{source}: a folder has no revisions; --revision is for a store or the Hub")
+        return Source(str(path), folder_revision(path), path)
+    if store == "local":
+        from .builders.common import dataset_name
+
+        st = open_store("local", root=store_root)
+        name = dataset_name(source)
+    elif store == "hub":
+        st = open_store("hub", org=org)
+        name = source
+    else:
+        raise AuditError(f"unknown store {store!r}; one of auto, folder, local, hub")
+    sha = st.resolve(name, revision or "main")  # a tag or branch is pinned to its commit here, once
+    # not the store's path, nor a bare name: the label travels with the records
+    label = f"local:{name}" if store == "local" else st.repo_id(name)
+    return Source(label, sha, Path(st.snapshot(name, sha)))
+
+
+def folder_revision(folder: Path) -> str:
+    """A content hash of every file under the folder (names and bytes): the folder's immutable id."""
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts):
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return "folder-" + h.hexdigest()[:16]
+
+
+def data_files(folder: Path) -> list[Path]:
+    """Data files of a dataset folder: Parquet, JSONL or CSV anywhere but solutions/ and hidden folders."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).parts
+        if p.is_file() and p.suffix in DATA_SUFFIXES and rel[0] != SOLUTIONS_DIR and not any(s.startswith(".") for s in rel):
+            out.append(p)
+    return out
+
+
+def read_source_records(src: Source, problems_root=None) -> list[RunRecord]:
+    """Every record of the source as a RunRecord (upstream rows through the importer: ids and problem ids as ours)."""
+    files = data_files(src.folder)
+    if not files:
+        raise AuditError(f"{src.label}: no .parquet, .jsonl or .csv data files")
+    records: list[RunRecord] = []
+    for f in files:
+        rows = _read_rows(f)
+        ours = [r for r in rows if r.get("record_id")]
+        if ours and len(ours) != len(rows):
+            raise AuditError(f"{f}: some rows have a record_id and some do not; one format per file")
+        if ours:
+            records += [_our_record(r, f"{f.name}: row {i}: ") for i, r in enumerate(rows)]
+        elif rows:
+            records += _upstream_records(rows, problems_root, where=f"{src.label}/{f.relative_to(src.folder)}")
+    return records
+
+
+def _read_rows(path: Path) -> list[dict]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def _our_record(row: dict, where: str) -> RunRecord:
+    # columns of a newer schema than ours are not needed to re-grade a record: left out, not refused;
+    # rows of an older one get the fields they lack derived (accepted) or null
+    known = {f.name for f in RunRecord.fields()}
+    return RunRecord.from_row({k: v for k, v in row.items() if k in known}, where=where)
+
+
+def _upstream_records(rows: list[dict], problems_root, where: str) -> list[RunRecord]:
+    """Upstream's table (any file format) through the importer's strict parser, as the CSV it publishes."""
+    from .importer import UpstreamImportError, parse_rows
+    from .problems import ProblemSet
+
+    missing = [c for c in UPSTREAM_RUN_COLUMNS if c not in rows[0]]
+    if missing:
+        raise AuditError(f"{where}: neither our run records (no record_id) nor upstream's table (missing {', '.join(missing)})")
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(UPSTREAM_RUN_COLUMNS)  # extra columns (e.g. a solution_code) are not upstream's: left out
+    for r in rows:
+        w.writerow([_cell(r.get(c)) for c in UPSTREAM_RUN_COLUMNS])
+    try:
+        return parse_rows(buf.getvalue(), ProblemSet(problems_root), where=where)
+    except UpstreamImportError as e:
+        raise AuditError(str(e)) from None
+
+
+def _cell(v) -> str:
+    """A value as upstream's CSV writes it: empty for null, True/False, repr for floats."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+# ---------------------------------------------------------------------------
+# Selecting, and finding each record's solution
+
+@dataclass
+class Filters:
+    model: list[str] = field(default_factory=list)
+    gpu: list[str] = field(default_factory=list)     # the GPU the record was published for
+    problem: list[str] = field(default_factory=list)  # problem id, name or file name
+    latest: bool = False                              # the latest record per (model, gpu, problem)
+
+
+def select(records: list[RunRecord], filters: Filters) -> list[RunRecord]:
+    def problem_match(r: RunRecord) -> bool:
+        names = {r.problem_id, r.problem, (r.problem or "").removesuffix(".py"), (r.problem_id or "").split("/")[-1]}
+        return any(p in names for p in filters.problem)
+
+    out = [r for r in records if (not filters.model or r.model in filters.model)
+           and (not filters.gpu or r.gpu in filters.gpu) and (not filters.problem or problem_match(r))]
+    if filters.latest and out:
+        from . import analysis as A
+        from .schema import to_table
+
+        keep = set(A.dedup(to_table(out, RunRecord).to_pandas(), "latest")["record_id"])
+        out = [r for r in out if r.record_id in keep]
+    return out
+
+
+def solution_code(rec: RunRecord, folder: Path) -> tuple[str | None, str]:
+    """(code, where it came from) or (None, why not): the record's own code, else its solutions/ file."""
+    if rec.solution_code:
+        return rec.solution_code, "solution_code"
+    names = []
+    if rec.solution_link:
+        names.append(rec.solution_link.replace("\\", "/").rsplit("/", 1)[-1])
+    if rec.model and rec.gpu and rec.problem:
+        names.append(f"{rec.model}_{rec.gpu}_{rec.problem}.txt")  # the sweep's naming, for a record without a link
+    for name in dict.fromkeys(names):
+        path = folder / SOLUTIONS_DIR / name
+        if name and path.is_file():
+            return path.read_text(encoding="utf-8", errors="replace"), f"{SOLUTIONS_DIR}/{name}"
+    if not names:
+        return None, "no solution_code, no solution_link"
+    return None, f"no file {SOLUTIONS_DIR}/{names[0]} in the dataset"
+
+
+def sha256_text(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# Grading: a manifest for the batch machinery, then the join
+
+@dataclass
+class Job:
+    problem_id: str
+    sha: str
+    model: str            # the model the graded record carries (the first of the records sharing the code)
+    path: Path
+
+
+def write_manifest(items: list[tuple[RunRecord, str]], out: Path,
+                   graded: dict[tuple[str, str], str] | None = None) -> tuple[Path, dict[tuple[str, str], Job]]:
+    """One job per distinct (problem_id, code): the code is stored content-addressed under out/solutions/.
+
+    `graded` maps (problem_id, sha) to the model of a record already graded in out/graded: that job keeps
+    its model, so a rerun with other filters finds the grade instead of grading the code again.
+    """
+    graded = graded or {}
+    jobs: dict[tuple[str, str], Job] = {}
+    for rec, code in sorted(items, key=lambda it: (it[0].problem_id, it[0].model or "", it[0].record_id)):
+        key = (rec.problem_id, sha256_text(code))
+        if key not in jobs:
+            path = out / SOLUTIONS_DIR / f"{key[1]}.py"
+            if not path.exists():
+                _write_atomic(path, code.encode("utf-8"))
+            jobs[key] = Job(key[0], key[1], graded.get(key, rec.model or "unknown"), path)
+    lines = [json.dumps({"problem": j.problem_id, "submission": str(j.path.resolve()), "model": j.model}, sort_keys=True)
+             for j in jobs.values()]
+    manifest = out / "manifest.jsonl"
+    _write_atomic(manifest, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
+    return manifest, jobs
+
+
+def graded_models(graded_dir: Path) -> dict[tuple[str, str], str]:
+    """(problem_id, solution_sha256) -> model of the records already in graded_dir/records.jsonl."""
+    from .harness.batch import RecordSink
+
+    if not (graded_dir / "records.jsonl").exists():
+        return {}
+    return {(r.problem_id, r.solution_sha256): r.model for r in RecordSink(graded_dir).records()}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+@dataclass
+class AuditResult:
+    source: Source
+    records: list[RunRecord]               # one audit record per audited source record
+    audited: list[RunRecord]               # the source records they audit, same order
+    skipped: list[tuple[RunRecord, str]]   # source records not graded, and why
+    out: Path
+
+
+def audit(src: Source, out: str | Path, *, filters: Filters | None = None, options=None, workers="auto",
+          problems_root=None, progress: bool = True, baselines=None) -> AuditResult:
+    """Grade the selected records' solutions (resumable) and join the grades back; writes out/audit.parquet."""
+    from .harness.batch import run_batch
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    records = select(read_source_records(src, problems_root), filters or Filters())
+    items, skipped = [], []
+    for rec in records:
+        code, where = solution_code(rec, src.folder)
+        if code is None:
+            skipped.append((rec, where))
+        elif not rec.problem_id:
+            skipped.append((rec, "no problem_id"))
+        else:
+            items.append((rec, code))
+    manifest, jobs = write_manifest(items, out, graded_models(out / "graded"))
+    graded: dict[tuple[str, str, str], RunRecord] = {}
+    if jobs:
+        sink = run_batch(manifest, out / "graded", problems_root=problems_root, options=options, workers=workers,
+                         progress=progress, baselines=baselines)
+        graded = {(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
+    audit_records, audited = [], []
+    for rec, code in items:
+        job = jobs[(rec.problem_id, sha256_text(code))]
+        g = graded.get((job.problem_id, job.sha, job.model))
+        if g is None:
+            skipped.append((rec, "not graded (the problem could not be loaded, or the batch was interrupted)"))
+            continue
+        audit_records.append(audit_record(rec, g, src))
+        audited.append(rec)
+    _write_records(audit_records, out / "audit.parquet")
+    _write_records(audited, out / "audited.parquet")
+    return AuditResult(src, audit_records, audited, skipped, out)
+
+
+def _write_records(records: list[RunRecord], path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from .schema import to_table
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(to_table(records, RunRecord), tmp)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------
+# One audit record
+
+def passes_published_rules(g: RunRecord) -> bool | None:
+    """Would the suite's own grader pass it here? Numeric correctness on the published seeds.
+
+    True when the outputs matched: status ok, `correct` (a harness that keeps correct=True on a record
+    rejected by a flag), a record rejected by an anti-cheat flag after its outputs matched ("anti-cheat:
+    ..."), or one wrong only on our extra secret seed. None where the record does not say (a rejection
+    before the outputs were compared, e.g. a lazy tensor). False for every other failure.
+    """
+    if g.status == "ok" or g.correct:
+        return True
+    if g.status == "rejected":
+        error = g.error or ""
+        if error.startswith("anti-cheat:") or error.startswith("wrong on a secret seed only"):
+            return True
+        return None
+    return False
+
+
+# (pattern on the error, what it means): failures of the machine, not of the solution
+ENVIRONMENT_ERRORS = (
+    (re.compile(r"No module named '?([\w.]+)"), "a package this machine lacks"),
+    (re.compile(r"cannot import name"), "an API this machine's packages no longer have"),
+    (re.compile(r"module '(torch|triton)[\w.]*' has no attribute"), "an API this machine's torch/triton no longer has"),
+    (re.compile(r"Torch not compiled with CUDA|no CUDA GPUs|Found no NVIDIA driver|CUDA_HOME|"
+                r"CUDA is not available|requires a GPU|0 active drivers"), "GPU code on a machine without a GPU"),
+)
+# Compiler failures are the machine's only where the published run built the same code.
+COMPILER_ERRORS = re.compile(r"Error building extension|nvcc|ninja|CompilationError|error: |ptxas")
+
+
+def failure_cause(g: RunRecord, published: RunRecord) -> str | None:
+    """environment | solution for a record that is not accepted; None for an accepted one."""
+    if g.status == "ok":
+        return None
+    if g.status in ("compile_error", "runtime_error"):
+        error = g.error or ""
+        if any(p.search(error) for p, _ in ENVIRONMENT_ERRORS):
+            return "environment"
+        if published.compiled and COMPILER_ERRORS.search(error):
+            return "environment"
+    return "solution"
+
+
+def audit_record(published: RunRecord, g: RunRecord, src: Source) -> RunRecord:
+    """The graded record as an audit of `published`: this machine's grade, the published record's identity."""
+    row = g.to_row()
+    for k in ("turns", "total_tokens", "estimated_cost_usd", "run_dir", "baseline_link"):
+        row[k] = None  # facts of the agent's run, not of this grade: kept on the audited record only
+    row.update(
+        record_id=hashlib.sha256(f"audit|{published.record_id}|{g.record_id}".encode()).hexdigest()[:32],
+        source="audit", model=published.model, solution_link=published.solution_link,
+        correct=passes_published_rules(g), failure_cause=failure_cause(g, published),
+        audit_of=published.record_id, audit_dataset=src.dataset, audit_revision=src.revision,
+        audit_published_accepted=published.derived_accepted(),
+    )
+    try:
+        return RunRecord.from_row(row, where=f"audit of {published.record_id}: ")
+    except SchemaError as e:  # the graded record was valid, so only this module's fields can be wrong
+        raise AuditError(str(e)) from e
