@@ -117,6 +117,8 @@ class RecordSink:
 
     def records(self) -> list[RunRecord]:
         rows = []
+        if not self.path.exists():  # nothing graded (yet)
+            return rows
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
                 rows.append(RunRecord.from_row(json.loads(line)))

@@ -61,7 +61,7 @@ class Source:
 def open_source(source: str, revision: str | None = None, store: str = "auto", org: str | None = None,
                 store_root: str | Path | None = None) -> Source:
     """Resolve SOURCE: an existing folder, a local store dataset (a name without '/'), or a Hub repo id."""
-    from .store import open_store
+    from .stores import open_store
 
     path = Path(source)
     if store == "auto":

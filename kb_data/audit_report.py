@@ -176,7 +176,7 @@ def render_audit_html(tabs: dict[str, pd.DataFrame], line: str, source_label: st
 def write_outputs(res, frame: pd.DataFrame, tabs: dict[str, pd.DataFrame]) -> dict[str, Path]:
     """out/audit.csv (the frame), out/report/ (a CSV per table and index.html), out/dataset/ (the audit runs dataset)."""
     from .builders.runs import build_runs
-    from .store import write_bytes_atomic
+    from .io import write_bytes_atomic
 
     out = Path(res.out)
     report = out / "report"

@@ -249,7 +249,9 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
     as published (our rules) but correct (published rules) and one accepted."""
     from kb_data.harness.grade import Options, grade
     from kb_data.problems import ProblemSet
-    from kb_data.store import open_store
+    from kb_data.builders.publish import publish_folder
+    from kb_data.builders.runs import append_runs
+    from kb_data.stores import open_store
 
     ps = ProblemSet(SMALL_PROBLEMS)
     opt = Options(device="cpu", trials=5, warmup=1, model="ours")
@@ -257,7 +259,7 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
             grade(ps.load("v3/level1/23_Softmax"), corpus("framework_softmax"), options=opt)[0]]
     assert [(r.correct, r.accepted) for r in recs][0] == (True, True) and recs[1].accepted is False
     store = open_store("local", root=tmp_path / "store")
-    pub = store.append_records("kernelbench-v3-runs", recs)
+    pub = append_runs(store, "kernelbench-v3-runs", recs)
     out = tmp_path / "audit"
     args = ["audit", "runs", "--store-root", str(tmp_path / "store"), "--out", str(out), "--problems",
             str(SMALL_PROBLEMS), "--trials", "5", "--warmup", "1", "--workers", "1", "--quiet"]
@@ -271,8 +273,8 @@ def test_audit_of_our_own_runs_dataset_in_the_local_store(tmp_path, monkeypatch,
     assert {r["audit_dataset"] for r in rows} == {"local:kernelbench-v3-runs"}
     assert {r["audit_revision"] for r in rows} == {pub.commit} and {r["audit_of"] for r in rows} == {r.record_id for r in recs}
     # the audit publishes as its own runs dataset, with the audit card
-    res = store.publish("kernelbench-v3-audit", out / "dataset")
-    assert res.rows_added == 2
+    res = publish_folder(store, "kernelbench-v3-audit", out / "dataset")
+    assert res.created and res.commit
     card = store.read_text("kernelbench-v3-audit", "main", "README.md")
     assert card.startswith("---") and "# KernelBench run records, audited" in card
     table, _ = store.read_table("kernelbench-v3-audit", "main")
