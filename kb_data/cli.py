@@ -576,8 +576,9 @@ def main(argv=None) -> int:
     except Exception as e:  # a clear one-line error instead of a traceback for expected failures
         from .problems import ProblemError
         from .schema import SchemaError
+        from .store import IntegrityError
 
-        if isinstance(e, (ProblemError, SchemaError, FileNotFoundError, ValueError, KeyError)):
+        if isinstance(e, (ProblemError, SchemaError, IntegrityError, FileNotFoundError, ValueError, KeyError)):
             print(f"kb {args.cmd}: error: {e}", file=sys.stderr)
             return 2
         raise

@@ -106,7 +106,7 @@ class StoreServer:
         """The git blob id of a stored file (what the Hub lists for a file not stored with LFS)."""
         sha = info["sha256"]
         if sha not in self._sha1:
-            self._sha1[sha] = git_blob_sha1(self.store.blob_path(name, sha).read_bytes())
+            self._sha1[sha] = git_blob_sha1(self.store.verified_blob(name, info).read_bytes())
         return self._sha1[sha]
 
     def entries(self, name: str, commit: str, tree: dict, paths: list[str], expand: bool) -> list[dict]:
@@ -219,7 +219,7 @@ class StoreServer:
                 "lastModified": "1970-01-01T00:00:00.000Z", "siblings": [{"rfilename": p} for p in sorted(tree)]}
         if "README.md" in tree:
             with contextlib.suppress(ValueError):
-                data["cardData"] = front_matter(self.store.blob_path(name, tree["README.md"]["sha256"]).read_text("utf-8"))
+                data["cardData"] = front_matter(self.store.verified_blob(name, tree["README.md"]).read_text("utf-8"))
         return 200, {}, data
 
     def create_repo(self, body: dict, headers):
@@ -287,7 +287,7 @@ class StoreServer:
             if start > end:
                 raise HttpError(416, f"range not satisfiable: {rng}")
             status, out["Content-Range"] = 206, f"bytes {start}-{end}/{size}"
-        return status, out, (self.store.blob_path(name, tree[path]["sha256"]), start, end - start + 1)
+        return status, out, (self.store.verified_blob(name, tree[path]), start, end - start + 1)
 
 
 class _Handler(BaseHTTPRequestHandler):

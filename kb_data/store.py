@@ -52,6 +52,10 @@ __all__ = ["DEFAULT_BRANCH", "CommitPlan", "LocalStore", "Loaded", "ParquetSourc
            "RevisionError", "Store", "default_store_root", "tree_id"]
 
 
+class IntegrityError(RuntimeError):
+    """A stored blob whose bytes no longer hash to the id its commit records: nothing is read from it."""
+
+
 class PublishError(ValueError):
     """A publish that was refused (e.g. a tag that would move); nothing was changed."""
 
@@ -288,6 +292,7 @@ class LocalStore(Store):
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root).expanduser() if root is not None else default_store_root()
+        self._verified: set = set()
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -432,6 +437,21 @@ class LocalStore(Store):
     def blob_path(self, name: str, sha256: str) -> Path:
         return self._dir(name) / "objects" / sha256
 
+    def verified_blob(self, name: str, info: dict) -> Path:
+        """The blob of a tree entry, after checking its size and sha256 (once per process and file state)."""
+        path = self.blob_path(name, info["sha256"])
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise IntegrityError(f"{name}: blob {info['sha256'][:12]} is missing from the store") from None
+        key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+        if key not in self._verified:
+            if st.st_size != info.get("size", st.st_size) or sha256_file(path) != info["sha256"]:
+                raise IntegrityError(f"{name}: blob {info['sha256'][:12]} does not match its recorded sha256 "
+                                     f"(the store at {self.root} was modified outside kb-data); nothing was read")
+            self._verified.add(key)
+        return path
+
     def list_files(self, name: str, revision: str = DEFAULT_BRANCH) -> list[str]:
         return sorted(self.tree(name, revision)[1])
 
@@ -439,7 +459,7 @@ class LocalStore(Store):
         commit, tree = self.tree(name, revision)
         if path not in tree:
             raise FileNotFoundError(f"{name}@{commit[:12]}: no file {path}")
-        return self.blob_path(name, tree[path]["sha256"]).read_text(encoding="utf-8")
+        return self.verified_blob(name, tree[path]).read_text(encoding="utf-8")
 
     def snapshot(self, name: str, revision: str = DEFAULT_BRANCH) -> Path:
         """The revision as a dataset folder under the store (files read-only); made once per commit."""
@@ -447,6 +467,8 @@ class LocalStore(Store):
         snaps = self._dir(name) / "snapshots"
         final = snaps / commit
         if final.is_dir():
+            for rel, info in tree.items():  # a snapshot shares its files with the blobs: verify them on every use
+                self.verified_blob(name, info)
             return final
         snaps.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=snaps, prefix=f".{commit}."))
@@ -454,7 +476,7 @@ class LocalStore(Store):
             for rel, info in sorted(tree.items()):
                 dst = tmp / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                blob = self.blob_path(name, info["sha256"])
+                blob = self.verified_blob(name, info)
                 try:
                     os.link(blob, dst)  # blobs are read-only and never rewritten: sharing them is safe
                 except OSError:
@@ -476,9 +498,9 @@ class LocalStore(Store):
         commit, tree = self.tree(name, revision)
         if "README.md" not in tree:
             raise RevisionError(f"{name}@{commit[:12]}: no README.md (no dataset card)")
-        readme = self.blob_path(name, tree["README.md"]["sha256"]).read_text(encoding="utf-8")
+        readme = self.verified_blob(name, tree["README.md"]).read_text(encoding="utf-8")
         files = config_files(readme, tree, config, split, f"{name}@{commit[:12]}")
-        return ParquetSource(None, [str(self.blob_path(name, tree[f]["sha256"])) for f in files], commit)
+        return ParquetSource(None, [str(self.verified_blob(name, tree[f])) for f in files], commit)
 
     def load(self, name: str, revision: str = DEFAULT_BRANCH, config: str | None = None, split: str | None = None,
              streaming: bool = False) -> Loaded:

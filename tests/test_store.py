@@ -226,3 +226,29 @@ def test_append_refuses_shards_of_another_schema(tmp_path):
     with pytest.raises(PublishError, match="'host' is missing.*migrate"):
         rb.append_runs(st, RUNS, run_records(5))
     assert (st.root / RUNS / "refs.json").read_bytes() == refs
+
+
+def test_a_modified_blob_is_refused_by_every_read_and_by_kb_pull(tmp_path, store, capsys):
+    """A blob whose bytes no longer hash to the id its commit records (a store edited by hand, a bad disk) is never
+    read: text, snapshots, Parquet sources and `kb pull` refuse it, and pull copies nothing."""
+    from kb_data.cli import main
+    from kb_data.store import IntegrityError
+
+    commit, tree = store.tree(PROBLEMS, "v0.1")
+    shard = next(p for p in tree if p.endswith(".parquet"))
+    blob = store.blob_path(PROBLEMS, tree[shard]["sha256"])
+    assert store.read_text(PROBLEMS, "v0.1", "README.md").startswith("---")  # intact: read as usual
+    os.chmod(blob, 0o644)
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, one byte flipped
+    blob.write_bytes(bytes(data))
+    fresh = LocalStore(store.root)  # verification is cached per process and file state: a new reader checks again
+    with pytest.raises(IntegrityError, match="does not match its recorded sha256"):
+        fresh.parquet_source(PROBLEMS, "v0.1")
+    with pytest.raises(IntegrityError):
+        fresh.snapshot(PROBLEMS, "v0.1")
+    out = tmp_path / "pulled"
+    assert main(["pull", "problems", "--revision", "v0.1", "--store-root", str(store.root), "--out", str(out)]) != 0
+    assert "does not match its recorded sha256" in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())
+    assert fresh.read_text(PROBLEMS, "v3", "README.md").startswith("---")  # another revision's blobs still read
