@@ -32,6 +32,7 @@ DEFAULT_TIMEOUT_S = 600.0
 JUDGE_GRACE_S = 120.0          # the judge ends a slow submission itself; the worker's own limit is a backstop
 SANDBOX_BASE_BYTES = 6 << 30   # interpreter, torch, a CUDA context and an extension build
 SANDBOX_CPU_FACTOR = 4         # on a CPU the tensors live in host memory: inputs, outputs and temporaries
+BUILD_MEMORY_BYTES = 12 << 30  # nvcc and the C++ compiler, MAX_JOBS of them at once
 
 # Names whose reassignment in a submission means it patches a timer or the harness.
 TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "synchronize", "elapsed_time", "record",
@@ -166,8 +167,14 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         if getattr(opt, k) is not None:
             job[k] = getattr(opt, k)
     job.update(opt.extra)
+    built = _build_stage(code, device, job, opt)  # outside the GPU lock: a minute of nvcc holds no GPU
+    if built.get("status") == "compile_error":
+        return _finish(rec, {**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
+                             "wall_s": built.get("build_s")}, opt, device), None
     with device_lock(device):
         result = run_isolated(job, opt.timeout_s + JUDGE_GRACE_S)
+    if built.get("build_s") is not None:
+        result.setdefault("stage_s", {})["build"] = built["build_s"]
     for kind, detail in static["findings"]:
         if kind == "calls_reference_ops" and not opt.require_custom_kernel:
             continue  # framework ops allowed: torch.compile is one (the profiler's check is off too)
@@ -196,6 +203,23 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     if rec.correct or rec.status == "rejected":
         _speed_checks(rec, problem, result)
     return rec, baseline_row
+
+
+def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
+    """Build the submission's extensions in a CPU sandbox unless its build is cached (harness/build.py); names
+    the cached build in `job` for the grading sandbox."""
+    from kb_data.harness import build
+
+    if not build.needs_build(code):
+        return {}
+    arch = build.arch_list(device)
+    key = build.cache_key(code, arch)
+    job.update(build_key=key, arch=arch)
+    if build.cached(key) is not None:
+        return {"build_cache": "hit"}
+    return run_isolated({"entry": "build", "code": code, "key": key, "arch": arch, "timeout_s": opt.timeout_s,
+                         "sandbox_level": job["sandbox_level"],
+                         "memory_limit_bytes": max(job["memory_limit_bytes"], BUILD_MEMORY_BYTES)}, opt.timeout_s + JUDGE_GRACE_S)
 
 
 def _memory_limit(problem: LoadedProblem, device: str, opt: Options) -> int:

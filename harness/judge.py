@@ -24,6 +24,7 @@ from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import (
     Stage, _first_lines, _outputs, _rel_change, _sample, _fp64_feasible, build_reference, compare, degenerate_reason,
     make_inputs, measure_baseline, paired_reference, clone_inputs, _input_specs, use_gpu, versions, _Stages)
+from kb_data.harness.build import seed_work_dir
 from kb_data.harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import OP_FAMILIES, precision_class, tolerance, tolerance_precision
@@ -82,7 +83,10 @@ class Candidate:
         limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
         from kb_data.harness.worker import lock_dir
 
-        self.sb = Sandbox(level, limits, job["device"], lock_dir())
+        self.sb = Sandbox(level, limits, job["device"], lock_dir(),
+                          extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
+        if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
+            res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid) else "miss"
         self.sb.start(candidate.serve)
         self.arena = channel.SlotArena(self.device, self.sb.work, owner_uid=self.sb.uid)
         self.tampered: list[str] = []

@@ -132,8 +132,8 @@ def _needed_paths() -> list[str]:
 class Sandbox:
     """One sandboxed process tree. Use as a context manager; `sock` is the judge's end of the channel."""
 
-    def __init__(self, level: str, limits: Limits, device: str, lock_dir: Path):
-        self.level, self.limits, self.device = level, limits, device
+    def __init__(self, level: str, limits: Limits, device: str, lock_dir: Path, extra_env: dict | None = None):
+        self.level, self.limits, self.device, self.extra_env = level, limits, device, dict(extra_env or {})
         self.root_run = os.geteuid() == 0
         self.lease = _UidLease(lock_dir) if (self.root_run and level != "none") else None
         self.uid = self.lease.uid if self.lease else None
@@ -159,7 +159,8 @@ class Sandbox:
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work),
                  "inner_work": "/tmp" if self.level == "strong" else str(self.work),
                  "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
-                 "env": _scrubbed_env("/tmp" if self.level == "strong" else str(self.work), self.device),
+                 "env": {**_scrubbed_env("/tmp" if self.level == "strong" else str(self.work), self.device),
+                         **self.extra_env},
                  "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
                             "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes}}
         sys.stdout.flush()

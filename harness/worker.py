@@ -42,6 +42,8 @@ def _child(job: dict, conn, log_path: str) -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = job["cuda_visible_devices"]
     if job.get("entry") == "baselines":
         from kb_data.harness.sweep import measure_chunk as run
+    elif job.get("entry") == "build":
+        from kb_data.harness.build import run_build as run
     else:
         from kb_data.harness.judge import judge as run
     try:

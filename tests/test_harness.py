@@ -1025,3 +1025,48 @@ def test_baseline_figures_of_the_sixth_sessions_rows():
     assert "250 problems in both" in methods and "[1.0, 10.0) ms: n=162  median 0.968" in methods
     assert "[10.0, inf) ms: n=84  median 0.985" in methods
     assert run("degenerate", res / "h200_baselines_v01_s6_2026-12-01.jsonl").startswith("39 of 250 degenerate")
+
+
+CPP_GELU = r'''
+import torch, torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+SRC = """
+#include <torch/extension.h>
+#include <cmath>
+torch::Tensor gelu(torch::Tensor x) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const float* xp = xc.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  for (int64_t i = 0; i < xc.numel(); ++i) yp[i] = 0.5f * xp[i] * (1.0f + std::erf(xp[i] * 0.70710678f));
+  return y;
+}
+"""
+ext = load_inline("kb_test_gelu_cpu_BUILD_TAG", cpp_sources=SRC, functions=["gelu"], verbose=False)
+class Model(nn.Module):
+    def forward(self, x):
+        return ext.gelu(x)
+'''
+
+
+def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, monkeypatch):
+    """A load_inline submission is built in a CPU sandbox before its grading job (which holds the GPU's lock on a
+    GPU), its extensions directory cached by content and copied into the grading sandbox; the same source graded
+    again skips the build stage. A build that fails is a compile_error from the build stage, and the grading job
+    never runs."""
+    monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
+    code = CPP_GELU.replace("BUILD_TAG", tmp_path.name.replace("-", "_"))
+    first = _grade(code, timeout_s=600)
+    stages = json.loads(first.harness_seconds)
+    assert first.status == "ok", first.error
+    assert "build" in stages and "setup" in stages  # built first, then graded
+    assert json.loads(first.flag_details)["build_cache"] == "hit"  # the grading sandbox got the build
+    assert len(list((tmp_path / "builds").iterdir())) == 1
+    again = _grade(code, timeout_s=600)
+    assert again.status == "ok" and "build" not in json.loads(again.harness_seconds)
+    assert json.loads(again.flag_details)["build_cache"] == "hit"
+
+    broken = _grade(code.replace("return y;", "return y"), timeout_s=600)
+    assert broken.status == "compile_error" and broken.error.startswith("build:"), broken.error
+    assert "error" in broken.error and set(json.loads(broken.harness_seconds)) == {"worker_wall", "build"}
+    assert broken.sandbox in ("strong", "process")

@@ -1,0 +1,136 @@
+"""The build stage: a submission's C++/CUDA extensions compiled before it queues for the GPU.
+
+A `load_inline` build takes a minute; done inside the grading job it would hold the GPU's lock all that time.
+Here the submission is imported once in a CPU-only sandbox (no GPU visible, the GPU's architecture named in
+TORCH_CUDA_ARCH_LIST), which runs its `load_inline`/`cpp_extension.load` calls; the extensions directory it
+leaves is cached by content (source, torch, CUDA, architectures) and copied into the grading sandbox, where
+torch finds its build up to date. A build that fails is a `compile_error` with the compiler's message, and never
+held the GPU. The cache is written by the trusted worker only, under the key of the submission's own source.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+import time
+import types
+from pathlib import Path
+
+from kb_data.harness import channel
+from kb_data.harness.sandbox import Limits, Sandbox
+
+BUILD_MARKERS = ("load_inline", "cpp_extension")
+EXTENSIONS = "torch_extensions"
+
+
+def needs_build(code: str) -> bool:
+    return any(m in code for m in BUILD_MARKERS)
+
+
+def arch_list(device: str) -> str | None:
+    """TORCH_CUDA_ARCH_LIST for the grading GPU ("9.0" on an H100/H200): the build and the grading agree on it."""
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return os.environ["TORCH_CUDA_ARCH_LIST"]
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    major, minor = torch.cuda.get_device_capability(torch.device(device))
+    return f"{major}.{minor}"
+
+
+def cache_key(code: str, arch: str | None) -> str:
+    import torch
+
+    parts = [hashlib.sha256(code.encode()).hexdigest(), torch.__version__, str(torch.version.cuda), str(arch)]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+
+def cache_root() -> Path:
+    from kb_data.paths import work_dir
+
+    return Path(os.environ.get("KB_BUILD_CACHE") or work_dir() / "builds")
+
+
+def cached(key: str) -> Path | None:
+    path = cache_root() / key / EXTENSIONS
+    return path if path.is_dir() else None
+
+
+def _serve_build(sock: socket.socket) -> None:
+    """In the build sandbox: import the submission once (its extension calls build), say how it went."""
+    msg = channel.recv(sock)
+    path = Path.cwd() / "submission" / "submission.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(msg["code"], encoding="utf-8")
+    mod = types.ModuleType("submission")
+    mod.__file__ = str(path)
+    reply = {"ok": True}
+    try:
+        exec(compile(msg["code"], str(path), "exec"), mod.__dict__)
+    except BaseException as e:  # a build failure, or code that needs the GPU at import: only the first ends here
+        text = f"{type(e).__name__}: {e}"
+        reply = {"ok": False, "error": text[-6000:], "build_failed": "Error building extension" in text
+                 or "error:" in text and ("ninja" in text or "nvcc" in text or "c++" in text)}
+    channel.send(sock, reply)
+    os._exit(0)
+
+
+def run_build(job: dict) -> dict:
+    """In a trusted worker: build `job["code"]`'s extensions in a CPU sandbox and cache them under job["key"]."""
+    t0 = time.monotonic()
+    limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
+    from kb_data.harness.worker import lock_dir
+
+    sb = Sandbox(job.get("sandbox_level") or "process", limits, "cpu", lock_dir(),
+                 extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
+    try:
+        sb.start(_serve_build)
+        channel.send(sb.sock, {"code": job["code"]})
+        try:
+            reply = channel.recv(sb.sock, timeout_s=float(job.get("timeout_s", 600)))
+        except channel.ChannelError as e:
+            why = sb.memory_exceeded or f"the build sandbox ended without a reply ({e})"
+            return {"status": "compile_error", "error": f"build: {why}\n{sb.log_tail()}", "build_s": time.monotonic() - t0}
+        built = sb.work / EXTENSIONS
+        if reply.get("ok") is not True and reply.get("build_failed") is True:
+            return {"status": "compile_error", "error": "build: " + str(reply.get("error"))[:6000],
+                    "build_s": time.monotonic() - t0}
+        if built.is_dir():
+            _store(built, job["key"])
+        return {"status": "built" if built.is_dir() else "nothing_built", "build_s": time.monotonic() - t0}
+    finally:
+        sb.close()
+
+
+def _store(built: Path, key: str) -> None:
+    """Copy a sandbox's extensions directory into the cache, atomically (a concurrent grade of the same source
+    keeps whichever copy lands first)."""
+    dest = cache_root() / key
+    if dest.is_dir():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{key}."))
+    try:
+        shutil.copytree(built, tmp / EXTENSIONS, symlinks=True, ignore=shutil.ignore_patterns("lock"))
+        os.replace(tmp, dest)
+    except OSError:
+        if not dest.is_dir():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def seed_work_dir(work: Path, key: str, uid: int | None) -> bool:
+    """Put a cached build into a grading sandbox's work dir (its own copy, owned by its uid); False if none."""
+    src = cached(key)
+    if src is None:
+        return False
+    dst = work / EXTENSIONS
+    shutil.copytree(src, dst, symlinks=True)
+    if uid is not None:
+        for p in [dst, *dst.rglob("*")]:
+            os.lchown(p, uid, uid)
+    return True
