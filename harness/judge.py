@@ -22,7 +22,7 @@ import torch
 from kb_data.harness import candidate, channel, timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import (
-    Stage, _first_lines, _outputs, _rel_change, _sample, _fp64_feasible, build_reference, compare, degenerate_reason,
+    Stage, _call, _first_lines, _outputs, _rel_change, _sample, _fp64_feasible, build_reference, compare, degenerate_reason,
     make_inputs, measure_baseline, paired_reference, clone_inputs, _input_specs, use_gpu, versions, _Stages)
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.sandbox import Limits, Sandbox, SandboxUnavailable
@@ -302,17 +302,6 @@ def _judge(job: dict, res: dict):
     return cand
 
 
-def _call(model, inputs, rng: int, what: str):
-    torch.manual_seed(rng)
-    try:
-        with torch.no_grad():
-            return model(*inputs)
-    except torch.cuda.OutOfMemoryError:
-        raise
-    except Exception as e:
-        raise Stage("runtime_error", f"{what} forward raised {type(e).__name__}: {_first_lines(e)}")
-
-
 def _weight_slots(cand: Candidate, state: dict, prefix: str) -> list:
     out = []
     for k, (key, v) in enumerate(state.items()):
@@ -322,6 +311,14 @@ def _weight_slots(cand: Candidate, state: dict, prefix: str) -> list:
     if cand.device.type == "cuda":
         torch.cuda.synchronize(cand.device)
     return out
+
+
+def judged(ref_out, outs, why, rules, atol, rtol) -> tuple[bool, str | None, float, float]:
+    """The suite's comparison of the candidate's outputs with the reference's, or the structural reason they
+    could not be compared: (passed, why not, max abs err, max rel err)."""
+    if why is not None:
+        return False, why, math.inf, math.inf
+    return compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
 
 
 def run_candidate(cand: Candidate, inputs: list, ref_out, rng: int, stage: str, cmd: str = "forward"):
@@ -344,12 +341,10 @@ def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx
             _flag(res, "side_stream_work", f"forward left {reply['threads_left']} thread(s) running")
         if reply.get("aliases_input") is True:
             _flag(res, "output_aliases_input", f"seed #{i}: the output shares storage with an input")
-        if why is None:
-            passed, why, a, r = compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
+        passed, why, a, r = judged(ref_out, outs, why, rules, atol, rtol)
+        if outs is not None:
             worst_abs, worst_rel = max(worst_abs, a), max(worst_rel, r)
             res.update(max_abs_err=worst_abs, max_rel_err=worst_rel)
-        else:
-            passed = False
         if not passed:
             if "cannot be graded" in (why or ""):
                 raise Stage("runtime_error", why)
@@ -437,10 +432,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     if reply.get("late") is True:
                         late.append(i)
         outs, why = cand.outputs(cand_reply, ref_out)
-        if why is None:
-            ok, why, _, _ = compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
-        else:
-            ok = False
+        ok, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
         if not ok and stale is None:
             stale = f"timed call {i}: {why}"
         del ref_out
@@ -648,10 +640,10 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
     if not all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor)):
         return
     _, outs, why = run_candidate(cand, off, ref_out, rng, "degenerate check")
-    if why is None:
-        passed, why, _, _ = compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
-        if passed:
-            return
+    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+    if passed:
+        return
+    if outs is not None:
         errors = _fp64_errors(ref, outs, off, rng) if _fp64_feasible(off, precision) else None
         if isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors):
             res["flag_details"]["off_distribution"] = (f"outside the tolerance ({why}), but as close to float64 as the "
@@ -742,8 +734,6 @@ def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) ->
         res["flag_details"]["weights_check"] = "the perturbation does not change the reference's output here"
         return
     _, outs, why = run_candidate(cand, inputs, ref_out, rng, "weights check")
-    if why is None:
-        passed, why, _, _ = compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
-        if passed:
-            return
-    _flag(res, "ignores_weights", f"with perturbed weights loaded: {why}")
+    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+    if not passed:
+        _flag(res, "ignores_weights", f"with perturbed weights loaded: {why}")
