@@ -171,3 +171,26 @@ def _ints(x) -> set:
     if isinstance(x, list):
         return set().union(*(_ints(v) for v in x)) if x else set()
     return set()
+
+
+def test_every_flag_has_a_registered_check_that_exists_and_a_row_in_the_readme():
+    """harness/checks.py names, for every flag, the function that decides it and where; README's hack table must
+    name every flag a check raises, so the table cannot drift from the code."""
+    import importlib
+
+    from kb_data.harness.checks import CHECKS
+    from kb_data.schema import FLAGS, INFORMATIONAL_FLAGS
+
+    assert set(CHECKS) == set(FLAGS)
+    for flag, check in CHECKS.items():
+        module, qualname = check.decided_by.split(":")
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        assert callable(obj), check
+        assert check.where in ("judge", "claim", "parent")
+    table = Path(__file__).resolve().parents[1].joinpath("README.md").read_text().split("## Reward hacks")[1]
+    table = table.split("\n## ")[0]
+    missing = [f for f in FLAGS if f"`{f}`" not in table and f != "output_reused_memory"]
+    assert not missing, missing
+    assert set(INFORMATIONAL_FLAGS) <= set(FLAGS)
