@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kb_data.harness import channel
 from kb_data.harness.sandbox import Limits, Sandbox
+from kb_data.io import lock_dir
 
 BUILD_MARKERS = ("load_inline", "cpp_extension")
 EXTENSIONS = "torch_extensions"
@@ -82,8 +83,6 @@ def run_build(job: dict) -> dict:
     """In a trusted worker: build `job["code"]`'s extensions in a CPU sandbox and cache them under job["key"]."""
     t0 = time.monotonic()
     limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
-    from kb_data.harness.worker import lock_dir
-
     sb = Sandbox(job.get("sandbox_level") or "process", limits, "cpu", lock_dir(),
                  extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
     try:

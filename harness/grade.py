@@ -21,10 +21,11 @@ from pathlib import Path
 
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.gpus import gpu_key, roofline_ms
-from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta
+from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta, problems_revision_of
 from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
+from kb_data.harness.judge import judge
 from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import device_lock, run_isolated
 
@@ -108,17 +109,6 @@ def _meta_counts(problem_id: str, sha: str, code: str) -> tuple:
     return m.flops, m.min_bytes
 
 
-def problems_revision_of(problem: LoadedProblem) -> str | None:
-    """The local content hash of the problem's suite directory (a store gives its own revision id)."""
-    if problem.path is None:
-        return None
-    suite_dir = problem.path.resolve().parents[1]
-    h = hashlib.sha256()
-    for p in sorted(suite_dir.glob("*/*.py")):
-        h.update(str(p.relative_to(suite_dir)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
-    return "local-" + h.hexdigest()[:16]
-
-
 def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", options: Options | None = None,
           baselines: BaselineIndex | None = None, problems_revision: str | None = None) -> tuple[RunRecord, Baseline | None]:
     """Grade `code` (a submission's source) against `problem`; returns the record and any measured baseline."""
@@ -172,7 +162,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         return _finish(rec, {**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
                              "wall_s": built.get("build_s")}, opt, device), None
     with device_lock(device):
-        result = run_isolated(job, opt.timeout_s + JUDGE_GRACE_S)
+        result = run_isolated(judge, job, opt.timeout_s + JUDGE_GRACE_S)
     if built.get("build_s") is not None:
         result.setdefault("stage_s", {})["build"] = built["build_s"]
     for kind, detail in static["findings"]:
@@ -217,7 +207,7 @@ def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
     job.update(build_key=key, arch=arch)
     if build.cached(key) is not None:
         return {"build_cache": "hit"}
-    return run_isolated({"entry": "build", "code": code, "key": key, "arch": arch, "timeout_s": opt.timeout_s,
+    return run_isolated(build.run_build, {"code": code, "key": key, "arch": arch, "timeout_s": opt.timeout_s,
                          "sandbox_level": job["sandbox_level"],
                          "memory_limit_bytes": max(job["memory_limit_bytes"], BUILD_MEMORY_BYTES)}, opt.timeout_s + JUDGE_GRACE_S)
 

@@ -26,6 +26,7 @@ from kb_data.harness.reference import (
     make_inputs, measure_baseline, paired_reference, clone_inputs, _input_specs, use_gpu, versions, _Stages)
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.sandbox import Limits, Sandbox, SandboxUnavailable
+from kb_data.io import lock_dir
 from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import OP_FAMILIES, precision_class, tolerance, tolerance_precision
 
@@ -81,8 +82,6 @@ class Candidate:
         self.stage = "start"
         level = job.get("sandbox_level") or "process"
         limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
-        from kb_data.harness.worker import lock_dir
-
         self.sb = Sandbox(level, limits, job["device"], lock_dir(),
                           extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)

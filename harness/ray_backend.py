@@ -26,7 +26,7 @@ def run_on_ray(todo, options, baselines, address: str | None = None, num_gpus: f
     except ImportError:
         raise RuntimeError("--ray needs Ray: pip install 'kb-data[ray]'") from None
     from kb_data.schema import Baseline, RunRecord
-    from kb_data.harness.grade import problems_revision_of
+    from kb_data.problems import problems_revision_of
 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)

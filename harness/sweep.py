@@ -198,7 +198,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
     the compile phase spreads over them and each times its share of the chunks, one chunk at a time."""
     from kb_data.gpus import gpu_key
     from kb_data.harness.baselines import measured_fields
-    from kb_data.harness.grade import problems_revision_of
+    from kb_data.problems import problems_revision_of
     from kb_data.harness.timing import timing_method
 
     devices = [device] if isinstance(device, str) else list(device)
@@ -272,7 +272,7 @@ def sweep(problem_ids: list[str], out_path: Path, *, problems_root=None, gpu: st
             {"problem_id": pid, "code": loaded[pid].code, "rules": loaded[pid].rules,
              "compile": loaded[pid].suite in compile_suites and pid not in not_compiled} for pid in part]}
         with device_lock(device):
-            res = run_isolated(job, chunk_timeout_s)
+            res = run_isolated(measure_chunk, job, chunk_timeout_s)
         got = {r["problem_id"] for r in res.get("rows") or []}
         rows = (res.get("rows") or []) + [{"problem_id": pid, "error": f"{res.get('status')}: {res.get('error')}"}
                                           for pid in part if pid not in got]
@@ -295,14 +295,14 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
     win); a row of another method stays beside it (its times are another measurement, not an older copy of
     this one: BaselineIndex.lookup picks by method). One check per problem, the most recently measured.
     Returns (baseline rows, check rows) written."""
-    from kb_data.builders.baselines import read_baseline_jsonl
     from kb_data.harness.baselines import read_rows, row_timing_method
-    from kb_data.builders.common import write_bytes_atomic
+    from kb_data.io import read_jsonl, write_bytes_atomic
 
     key = gpu.lower()
     bpath, cpath = data_dir / f"baselines_{key}.jsonl", data_dir / f"problem_checks_{key}.jsonl"
     slot = lambda row: (row["problem_id"], row_timing_method(row))
-    baselines = {slot(r): r for r in (b.to_row() for b in (read_baseline_jsonl(bpath) if bpath.exists() else []))}
+    shipped = [Baseline.from_row(row, where=f"{where}: ") for where, row in read_jsonl(bpath)] if bpath.exists() else []
+    baselines = {slot(r): r for r in (b.to_row() for b in shipped)}
     checks = {r["problem_id"]: r for r in read_rows(cpath)} if cpath.exists() else {}
     for path in sweep_files:
         for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):

@@ -19,7 +19,8 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from pathlib import Path
+
+from kb_data.io import lock_dir  # noqa: E402  (re-exported: the GPU locks live there)
 
 PRELOAD = ["torch", "kb_data.harness.judge"]
 _ctx = None
@@ -33,22 +34,16 @@ def context():
     return _ctx
 
 
-def _child(job: dict, conn, log_path: str) -> None:
+def _child(run, job: dict, conn, log_path: str) -> None:
     # Submission output goes to a log, not the parent's terminal; the parent keeps its tail for errors.
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     if job.get("cuda_visible_devices") is not None:  # the forkserver may predate this job's GPU assignment
         os.environ["CUDA_VISIBLE_DEVICES"] = job["cuda_visible_devices"]
-    if job.get("entry") == "baselines":
-        from kb_data.harness.sweep import measure_chunk as run
-    elif job.get("entry") == "build":
-        from kb_data.harness.build import run_build as run
-    else:
-        from kb_data.harness.judge import judge as run
     try:
         result = run(job)
-    except BaseException as e:  # judge() never raises; a sweep chunk may
+    except BaseException as e:  # the judge never raises; a sweep chunk or a build may
         result = {"status": "crashed", "error": f"{type(e).__name__}: {e}"}
     try:
         conn.send_bytes(json.dumps(result, default=str).encode())
@@ -67,13 +62,14 @@ def _tail(path: str, n: int = 2000) -> str:
         return ""
 
 
-def run_isolated(job: dict, timeout_s: float) -> dict:
-    """Run `judge(job)` in a fresh child; a timeout or a dead child becomes a result with a status."""
+def run_isolated(run, job: dict, timeout_s: float) -> dict:
+    """`run(job)` (a module-level function returning a JSON-able dict: the judge, a build, a sweep chunk) in a
+    fresh child; a timeout or a dead child becomes a result with a status."""
     ctx = context()
     recv, send = ctx.Pipe(duplex=False)
     log = tempfile.NamedTemporaryFile(prefix="kb-job-", suffix=".log", delete=False)
     log.close()
-    proc = ctx.Process(target=_child, args=(job, send, log.name), daemon=True)
+    proc = ctx.Process(target=_child, args=(run, job, send, log.name), daemon=True)
     t0 = time.monotonic()
     proc.start()
     send.close()
@@ -135,12 +131,6 @@ def run_per_device(devices: list[str], items, handle, stop=None) -> None:
         t.start()
     for t in threads:
         t.join()
-
-
-def lock_dir() -> Path:
-    d = Path(os.environ.get("KB_LOCK_DIR", Path(tempfile.gettempdir()) / "kb_data-locks"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def physical_gpu(device: str) -> str:

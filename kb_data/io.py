@@ -123,3 +123,10 @@ def file_lock(path: str | Path, timeout: float = 60.0) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def lock_dir() -> Path:
+    """The host-wide folder of lock files (GPU locks, sandbox uid leases): $KB_LOCK_DIR or <tmp>/kb_data-locks."""
+    d = Path(os.environ.get("KB_LOCK_DIR", Path(tempfile.gettempdir()) / "kb_data-locks"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d

@@ -627,3 +627,14 @@ def validate_path(path: Path, root: Path) -> Validation:
     if not meta.outputs:
         return Validation(pid, "failed", f"{path}: forward returned no tensor", meta)
     return Validation(pid, "known_issue" if known else "ok", known or "", meta)
+
+
+def problems_revision_of(problem: LoadedProblem) -> str | None:
+    """The local content hash of the problem's suite directory (a store gives its own revision id)."""
+    if problem.path is None:
+        return None
+    suite_dir = problem.path.resolve().parents[1]
+    h = hashlib.sha256()
+    for p in sorted(suite_dir.glob("*/*.py")):
+        h.update(str(p.relative_to(suite_dir)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return "local-" + h.hexdigest()[:16]
