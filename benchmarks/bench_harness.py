@@ -29,7 +29,7 @@
         what a stream that does not wait for the caller's gains from the L2 flush queued ahead of each timed
         call: the corpus's side-stream GELU (high and normal stream priority) against honest ones, timed as
         graded beside the reference, the flush's GPU time ahead of their calls against ahead of the reference's
-        (execute._flush_check), and the GPU
+        (judge._flush_check), and the GPU
         timeline of one profiled timed call of each.
     python benchmarks/bench_harness.py host [--repeats 10]
         how the host's pace moves from one process to the next (the sweep times each chunk in a fresh child): fresh
@@ -243,65 +243,8 @@ PAIRING_PROBLEMS = ["v3/level1/26_GELU_", "v3/level1/23_Softmax", "v3/level1/47_
 
 
 def pairing(args) -> dict:
-    """In process on cuda:0, with the grading worker's own functions; arms interleaved, their order rotating per repeat."""
-    import torch
-
-    from kb_data.harness import execute, timing
-    from kb_data.problems import exec_problem_code
-
-    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")  # cpu: a smoke run of the code
-    if device.type == "cuda":
-        execute.use_gpu(device, {"versions": {}})
-    graded_timed = timing.Timer._timed
-
-    def end_before_sync(self, call, i):  # harness 0.1 with the end event on the current stream, then the device sync
-        self.flush()
-        timing._cuda_sync(self.device)
-        start, end = timing._Event(enable_timing=True), timing._Event(enable_timing=True)
-        timing._event_record(start)
-        out = call(i)
-        timing._event_record(end)
-        timing._cuda_sync(self.device)
-        return timing._event_elapsed(start, end), out, None, None
-
-    ps = ProblemSet()
-    pids = args.problems.split(",") if args.problems else PAIRING_PROBLEMS
-    graded_paired = timing.Timer.run_paired
-
-    def subject_check_only(self, subject, other, **kw):
-        return graded_paired(self, subject, other, **dict(kw, check_other=None))
-
-    arms = ["graded", "swapped", "same_object", "subject_check_only"] + (["end_before_sync"] if device.type == "cuda" else [])
-    res = {"arms": arms, "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu", "runs": []}
-    for pid in pids:
-        problem = ps.load(pid)
-        rules = problem.rules
-        mod = exec_problem_code(problem.code, pid)
-        _, atol, rtol = execute.suite_tolerance(execute._input_specs(mod), rules)
-        ref = execute.build_reference(mod, rules, device, 0)
-        cand = execute.build_candidate(mod.Model, mod, rules, device, ref)
-        line = []
-        for rep in range(args.repeats):
-            for arm in arms[rep % len(arms):] + arms[:rep % len(arms)]:
-                subject, other = {"swapped": (ref, cand), "same_object": (ref, ref)}.get(arm, (cand, ref))
-                timing.Timer._timed = end_before_sync if arm == "end_before_sync" else graded_timed
-                timing.Timer.run_paired = subject_check_only if arm == "subject_check_only" else graded_paired
-                try:
-                    # time_candidate(mod, ref, cand): `cand` is the subject, `ref` the other (and the outputs' judge)
-                    t, t_other = execute.time_candidate(mod, other, subject, rules, device, atol, rtol,
-                                                        {"flag_details": {}, "flags": []}, {}, paired=other)
-                finally:
-                    timing.Timer._timed, timing.Timer.run_paired = graded_timed, graded_paired
-                ratio = t_other.median_ms / t.median_ms
-                res["runs"].append({"problem": pid, "arm": arm, "repeat": rep, "ratio": ratio,
-                                    "paired_ratio": timing.paired_ratio(t, t_other),
-                                    "subject_ms": [round(x, 5) for x in t.times_ms],
-                                    "other_ms": [round(x, 5) for x in t_other.times_ms]})
-                line.append(f"{arm}:{ratio:.3f}")
-        print(f"{pid:60s} " + " ".join(line), flush=True)
-        _write(args.out, "bench_harness_pairing.json", res)
-    pairing_report(res)
-    return res
+    raise SystemExit("this experiment timed the in-process harness before the trust boundary (before 2026-12-02); "
+                     "its conclusions are in BENCHMARKS.md and its code is at commit f9372bb")
 
 
 def pairing_report(res: dict) -> None:
@@ -339,7 +282,7 @@ def stability(args) -> dict:
     """Rounds outermost, so that one problem's measurements are tens of seconds apart."""
     import torch
 
-    from kb_data.harness import execute, timing
+    from kb_data.harness import reference as execute, timing
     from kb_data.problems import exec_problem_code
 
     device = torch.device("cuda:0")
@@ -431,49 +374,9 @@ def stability_report(res: dict, against: Path | None = None) -> None:
 
 
 def flush_overlap(args) -> dict:
-    import torch
-    from torch.profiler import ProfilerActivity, profile
+    raise SystemExit("this experiment timed the in-process harness before the trust boundary (before 2026-12-02); "
+                     "its conclusions are in BENCHMARKS.md and its code is at commit f9372bb")
 
-    from kb_data.harness import execute, timing
-    from kb_data.problems import exec_problem_code
-
-    device = torch.device("cuda:0")
-    execute.use_gpu(device, {"versions": {}})
-    problem = ProblemSet().load(GELU)
-    mod = exec_problem_code(problem.code, GELU)
-    rules = problem.rules
-    ref = execute.build_reference(mod, rules, device, 0)
-    corpus = ROOT / "tests" / "corpus"
-    cheat = (corpus / "adversarial" / "side_stream_during_flush.py").read_text()
-    subs = {"reference": problem.code, "triton": TRITON_GELU.read_text(),
-            "triton_joined_stream": (corpus / "honest" / "triton_gelu_joined_stream.py").read_text(),
-            "side_stream_high_priority": cheat,
-            "side_stream_normal_priority": cheat.replace("torch.cuda.Stream(priority=-1)", "torch.cuda.Stream()")}
-    out = {"device": torch.cuda.get_device_name(device), "runs": {}}
-    for name, code in subs.items():
-        sub = execute.load_submission(code, f"{name}.py")
-        cand = execute.build_candidate(sub.Model, mod, rules, device, ref)
-        rot = execute.RotatingInputs(mod, rules, device, {})
-        timer, call = timing.Timer(device), execute._forward_on(cand, rot.work)
-        t, t_ref = timer.run_paired(call, execute._forward_on(ref, rot.work), warmup=rules["warmup"],
-                                    trials=rules["trials"], prepare=rot.prepare)
-        res = {"flags": [], "flag_details": {}}
-        execute._flush_check(t, t_ref, res)
-        rot.prepare(0)
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:  # the host is far slower here
-            timer._timed(call, 0)
-        gpu = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-                     key=lambda e: e.time_range.start)
-        t0 = gpu[0].time_range.start if gpu else 0
-        out["runs"][name] = {"median_ms": t.median_ms, "p10_ms": t.p10_ms, "flags": res["flags"],
-                             "flush_ms": res["flag_details"].get("flush_ms"), "late_calls": len(t.late_calls),
-                             "profiled_timeline_us": [(e.name[:60], round(e.time_range.start - t0, 1),
-                                                       round(e.time_range.end - t0, 1)) for e in gpu]}
-        print(f"{name:28s} median {t.median_ms:.4f} ms  p10 {t.p10_ms:.4f}  flush {res['flag_details'].get('flush_ms')}  "
-              f"flags {res['flags']}", flush=True)
-    _write(args.out, "bench_harness_flush_overlap.json", out)
-    return out
 
 HOST_PROBE = r"""
 import json, os, statistics, sys, time
@@ -487,7 +390,7 @@ def where():
 t0 = time.perf_counter(); sum(range(3_000_000)); py_ms = (time.perf_counter() - t0) * 1e3
 where()
 import torch
-from kb_data.harness import execute, timing
+from kb_data.harness import reference as execute, timing
 from kb_data.problems import ProblemSet, exec_problem_code
 device = torch.device("cuda:0")
 execute.use_gpu(device, {"versions": {}})
@@ -573,7 +476,7 @@ def host_report(runs) -> None:
 SHARE_PROBE = r"""
 import json, sys
 import torch
-from kb_data.harness import execute, timing
+from kb_data.harness import reference as execute, timing
 from kb_data.problems import ProblemSet, exec_problem_code
 device = torch.device("cuda:0")
 execute.use_gpu(device, {"versions": {}})

@@ -21,7 +21,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kb_data.harness.execute import _input_specs, build_reference, make_inputs, problem_degenerate_reason  # noqa: E402
+from kb_data.harness.reference import _input_specs, build_reference, make_inputs, problem_degenerate_reason  # noqa: E402
 from kb_data.harness.sweep import footprint_bytes  # noqa: E402
 from kb_data.paths import DATA_DIR  # noqa: E402
 from kb_data.problems import ProblemSet, exec_problem_code, tensor_bytes  # noqa: E402
