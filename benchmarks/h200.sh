@@ -21,7 +21,10 @@
 #   pairing    the reference timed against itself in five arms of the paired loop, every trial kept (the tilt)
 #   stability  16 problems' eager medians measured again and again in one process, timed as the harness does
 #              (flush_queued) and as harness 0.1 did (device_synced) (#8)
-#   flush-overlap  side-stream GELUs that do not wait for the caller's stream, against the honest one (#8)
+#   boundary   the honest GPU corpus through grade() one by one: wall and stage times per submission, claimed and
+#              trusted ms (run it in this checkout and in an older one to compare: BENCHMARKS.md, Trust boundary)
+#   sandbox    the trust boundary's tests (tests/test_sandbox.py) at the machine's level
+#   flush-overlap  (retired with the in-process harness) side-stream GELUs that do not wait for the caller's stream, against the honest one (#8)
 #   repeat     a 12-problem subset's baselines again (REPEAT_SET=v3, the default, or v01), into
 #              $OUT/baselines_repeat_${REPEAT_SET}_${TAG:-a}.jsonl (run-to-run spread)
 #   repeat-fresh  the same with Inductor/Triton caches of its own under /tmp/kb-caches-$CACHE_TAG (default $TAG: empty at
@@ -67,6 +70,9 @@ for step in "$@"; do
                    --out "${SWEEP_OUT:-$OUT/baselines_h200_v01.jsonl}" > "$OUT/sweep_v01.log" 2>&1 ;;
     pairing) timeout "${PAIRING_TIMEOUT:-220}" python benchmarks/bench_harness.py pairing --repeats "${REPEATS:-3}" \
                --out "$OUT" > "$OUT/pairing.log" 2>&1 ;;
+    boundary) timeout "${BOUNDARY_TIMEOUT:-500}" python benchmarks/bench_boundary.py --out "$OUT/boundary.jsonl" \
+                  > "$OUT/boundary.log" 2>&1 ;;
+    sandbox) timeout 200 python -m pytest tests/test_sandbox.py -q -p no:cacheprovider > "$OUT/sandbox.log" 2>&1 ;;
     flush-overlap) timeout 90 python benchmarks/bench_harness.py flush-overlap --out "$OUT" > "$OUT/flush_overlap.log" 2>&1 ;;
     stability) timeout "${STABILITY_TIMEOUT:-200}" python benchmarks/bench_harness.py stability --repeats "${REPEATS:-5}" \
                --out "$OUT" > "$OUT/stability.log" 2>&1 ;;
