@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import platform
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,7 @@ from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta, problem
 from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
+from kb_data.harness import build
 from kb_data.harness.judge import judge
 from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import device_lock, run_isolated
@@ -53,6 +55,7 @@ class Options:
     pair_reference: bool = True            # time the baseline's model (eager, or compiled on a GPU) beside the submission
     sandbox: str = "auto"                  # auto | strict | strong | process | none (kb_data.harness.sandbox)
     memory_limit_gb: float | None = None   # host memory of the submission's processes (default: sized by the problem)
+    progress: bool = False                 # say each stage on stderr as it starts, and the stage times at the end
     trials: int | None = None              # override the rules (tests, quick runs)
     warmup: int | None = None
     run_dir: str | None = None
@@ -157,7 +160,13 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         if getattr(opt, k) is not None:
             job[k] = getattr(opt, k)
     job.update(opt.extra)
-    built = _build_stage(code, device, job, opt)  # outside the GPU lock: a minute of nvcc holds no GPU
+    say = (lambda msg: print(f"kb eval: {msg}", file=sys.stderr, flush=True)) if opt.progress else (lambda msg: None)
+    if build_needed := build.needs_build(code):
+        say(f"build: compiling the submission's extensions in a CPU sandbox ({level})")
+    built = _build_stage(code, device, job, opt) if build_needed else {}  # outside the GPU lock
+    if built.get("status") != "compile_error":
+        say(f"grade: sandbox {level} on {device}; reference, correctness over {len(rules['seeds'])} seeds and a "
+            f"secret one, paired timing, checks (up to {opt.timeout_s:.0f} s)")
     if built.get("status") == "compile_error":
         return _finish(rec, {**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
                              "wall_s": built.get("build_s")}, opt, device), None
@@ -165,6 +174,8 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         result = run_isolated(judge, job, opt.timeout_s + JUDGE_GRACE_S)
     if built.get("build_s") is not None:
         result.setdefault("stage_s", {})["build"] = built["build_s"]
+    if opt.progress and result.get("stage_s"):
+        say("stages (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result["stage_s"].items()))
     for kind, detail in static["findings"]:
         if kind == "calls_reference_ops" and not opt.require_custom_kernel:
             continue  # framework ops allowed: torch.compile is one (the profiler's check is off too)
@@ -198,10 +209,6 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
 def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
     """Build the submission's extensions in a CPU sandbox unless its build is cached (harness/build.py); names
     the cached build in `job` for the grading sandbox."""
-    from kb_data.harness import build
-
-    if not build.needs_build(code):
-        return {}
     arch = build.arch_list(device)
     key = build.cache_key(code, arch)
     job.update(build_key=key, arch=arch)
