@@ -8,8 +8,17 @@ suite's `fail_flags` in kb_data/rules.py. README's hack table is tested against 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+import torch
+
+from kb_data.harness import channel, timing
+from kb_data.harness.channel import ChannelError
+from kb_data.harness.reference import (Stage, _call, _fp64_feasible, _outputs, _rel_change, clone_inputs, compare,
+                                       degenerate_reason)
+from kb_data.harness.session import draw_seed, flag, fresh_inputs, judged, run_candidate, weight_slots
+from kb_data.rules import OP_FAMILIES
 from kb_data.schema import FLAGS
 
 
@@ -34,32 +43,257 @@ CHECKS = {c.flag: c for c in (
           "a paired reference much slower than alone was slowed from outside"),
     Check("nondeterministic", "judge", "kb_data.harness.judge:check_correctness",
           "two runs on equal inputs must be bitwise equal (v3)"),
-    Check("no_custom_kernel", "claim", "kb_data.harness.judge:profile_checks",
+    Check("no_custom_kernel", "claim", "kb_data.harness.checks:profile_checks",
           "only framework or vendor kernels ran: no kernel of its own"),
-    Check("calls_reference_ops", "claim", "kb_data.harness.judge:profile_checks",
+    Check("calls_reference_ops", "claim", "kb_data.harness.checks:profile_checks",
           "the reference's heavy work done by the framework or a vendor library, under any name"),
-    Check("precision_downgrade", "judge", "kb_data.harness.judge:precision_check",
+    Check("precision_downgrade", "judge", "kb_data.harness.checks:precision_check",
           "error to a float64 reference far above the reference's own: lower precision than the problem's"),
-    Check("constant_output", "judge", "kb_data.harness.judge:constant_check",
+    Check("constant_output", "judge", "kb_data.harness.checks:constant_check",
           "an output that does not move with its inputs while the reference's does"),
-    Check("degenerate_problem", "judge", "kb_data.harness.judge:degenerate_checks",
+    Check("degenerate_problem", "judge", "kb_data.harness.checks:degenerate_checks",
           "the problem's output barely depends on its inputs: informs the reader"),
-    Check("ignores_weights", "judge", "kb_data.harness.judge:weights_check",
+    Check("ignores_weights", "judge", "kb_data.harness.checks:weights_check",
           "an output that does not follow perturbed weights hard-codes the default init"),
-    Check("input_overfit", "judge", "kb_data.harness.judge:degenerate_checks",
+    Check("input_overfit", "judge", "kb_data.harness.checks:degenerate_checks",
           "right only on the suite's degenerate inputs"),
     Check("stale_output", "judge", "kb_data.harness.judge:time_paired",
           "an output that does not match its own call's fresh inputs was cached, replayed or precomputed"),
-    Check("lazy_output", "judge", "kb_data.harness.judge:Candidate.outputs",
+    Check("lazy_output", "judge", "kb_data.harness.session:Candidate.outputs",
           "a tensor subclass can defer or fake the work until someone reads it"),
     Check("exceeds_roofline", "parent", "kb_data.harness.grade:_speed_checks",
           "faster than the GPU's peak compute and bandwidth allow"),
     Check("excessive_speedup", "parent", "kb_data.harness.grade:_speed_checks",
           "a speedup over the rules' bound is worth a look (informational)"),
-    Check("check_failed", "judge", "kb_data.harness.judge:dynamic_checks",
+    Check("check_failed", "judge", "kb_data.harness.checks:dynamic_checks",
           "a check that could not run is never a pass"),
     Check("seed_independent_inputs", "judge", "kb_data.harness.judge:check_correctness",
           "the problem's inputs ignore the seed: the harness varied them itself (informational)"),
 )}
 
 assert set(CHECKS) == set(FLAGS), sorted(set(FLAGS) ^ set(CHECKS))  # every flag has exactly one entry
+
+
+# ---------------------------------------------------------------------------
+# The dynamic checks: each on its own fresh secret inputs; one that cannot run fails the record (check_failed)
+
+PRECISION_FLOOR_SCALE = {"fp32": 1.0, "fp16": 100.0, "bf16": 400.0}
+
+
+REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
+# Kernels from the framework itself or a vendor library: a candidate that launches only these wrote no kernel.
+
+
+FRAMEWORK_KERNEL_RE = re.compile(
+    r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|sgemm|hgemm|gemv2|gemmSN|gemmk1|splitKreduce|"
+    r"implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|flash_fwd|fmha|pytorch_flash|"
+    r"triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|elementwise_kernel|reduce_kernel|CatArrayBatchedCopy|"
+    r"cutensor|cusparse|curand|indexSelect|gatherTopK|radixSort|bitonicSort|^void \(anonymous namespace\)::", re.I)
+
+
+def dynamic_checks(cand, mod, ref, state, rules, device, precision, atol, rtol, res, ctx, job) -> None:
+    checks = [
+        ("profile", job.get("require_custom_kernel", True), lambda: profile_checks(cand, mod, ref, rules, device, precision, res, ctx)),
+        ("constant", True, lambda: constant_check(res, ctx, rules)),
+        ("degenerate", True, lambda: degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx)),
+        ("fp64", job.get("check_fp64", True), lambda: precision_check(cand, mod, ref, rules, device, precision, res, ctx)),
+        ("weights", True, lambda: weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx)),
+    ]
+    for name, enabled, run in checks:
+        if not enabled:
+            continue
+        try:
+            run()
+        except Stage:
+            raise
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            flag(res, "check_failed", f"{name}: out of GPU memory")
+        except ChannelError as e:
+            flag(res, "check_failed", f"{name}: the candidate's reply was unusable ({e})")
+
+
+def _families(ops: set[str], kernels: set[str], families: list[str]) -> dict[str, list[str]]:
+    """The op families among these aten ops and GPU kernels of the framework or a vendor library (a kernel of
+    the submission's own may well be named after its op): {family: evidence}."""
+    found = {}
+    library = {k for k in kernels if FRAMEWORK_KERNEL_RE.search(k)}
+    for fam in families:
+        spec = OP_FAMILIES[fam]
+        names = {f"aten::{o}" for o in spec["ops"]}
+        ev = sorted(ops & names)
+        ev += sorted(k for k in library if re.search(spec["kernels"], k, re.I))[:3]
+        if ev:
+            found[fam] = ev[:6]
+    return found
+
+
+def _profile_ref(ref, inputs, device):
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=acts) as prof:
+        _call(ref, clone_inputs(inputs), 0, "the reference")
+        timing.synchronize(device)
+    ops = {e.name for e in prof.events() if e.name.startswith("aten::")}
+    kernels = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    return ops, kernels
+
+
+def profile_checks(cand, mod, ref, rules, device, precision, res, ctx) -> None:
+    """The reference's heavy op families that the candidate also runs (by aten op or by the vendor kernel that
+    does the work, whoever launched it), and whether any kernel of its own ran."""
+    inputs = fresh_inputs(mod, device, ctx)
+    ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
+    ref_out = _call(ref, clone_inputs(inputs), 0, "the reference")
+    reply, _, _ = run_candidate(cand, inputs, ref_out, draw_seed(), "profile", cmd="profile")
+    ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
+    forbidden = rules.get("forbidden_op_families") or []
+    ref_fams = _families(ref_ops, ref_kernels, forbidden)
+    cand_fams = _families(ops, kernels, list(ref_fams))
+    if cand_fams:
+        flag(res, "calls_reference_ops", "the candidate runs the reference's heavy work through the framework: "
+              + "; ".join(f"{f}: {', '.join(ev)}" for f, ev in sorted(cand_fams.items())))
+    if device.type == "cuda":
+        res["flag_details"]["kernels"] = sorted(kernels)[:40]
+        custom = sorted(k for k in kernels if not FRAMEWORK_KERNEL_RE.search(k))
+        if not custom:
+            flag(res, "no_custom_kernel", "the profiler saw only framework kernels"
+                  + (f": {', '.join(sorted(kernels)[:6])}" if kernels else " (none at all)"))
+        if precision == "fp32":
+            low = sorted(k for k in kernels if REDUCED_PRECISION_KERNEL_RE.search(k))
+            if low:
+                res["flag_details"]["reduced_precision_kernels"] = low[:10]
+    else:
+        res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
+
+
+def constant_check(res, ctx, rules) -> None:
+    """Outputs that do not move across seeds while the reference's do (one-element outputs included)."""
+    samples = ctx["samples"]
+    if len(samples) < 2:
+        flag(res, "check_failed", "constant: fewer than two correctness samples")
+        return
+    (_, c0, r0, _), rest = samples[0], samples[1:]
+    rel = rules["constant_rel"]
+    for _, c, r, _ in rest:
+        for a, b, ra, rb in zip(c0, c, r0, r):
+            if _rel_change(a, b) <= rel and _rel_change(ra, rb) > rel:
+                flag(res, "constant_output", "the output did not change across seeds while the reference's did")
+                return
+
+
+def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx) -> None:
+    """On a problem whose output is nearly constant or nearly an input under the suite's inputs, the candidate
+    must also be right on off-distribution inputs (standard normal, scaled by 3), unless it is as close to
+    float64 as the reference is there."""
+    reason = degenerate_reason(ctx["samples"], atol, rtol)
+    if not reason:
+        return
+    flag(res, "degenerate_problem", reason)
+    g = torch.Generator(device=device).manual_seed(draw_seed())
+    base = fresh_inputs(mod, device, ctx)
+    off = [torch.randn(x.shape, generator=g, device=device, dtype=x.dtype) * 3 if isinstance(x, torch.Tensor)
+           and x.is_floating_point() else x for x in base]
+    rng = draw_seed()
+    ref_out = _call(ref, clone_inputs(off), rng, "the reference")
+    if not all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor)):
+        return
+    _, outs, why = run_candidate(cand, off, ref_out, rng, "degenerate check")
+    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+    if passed:
+        return
+    if outs is not None:
+        errors = _fp64_errors(ref, outs, off, rng) if _fp64_feasible(off, precision) else None
+        if isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors):
+            res["flag_details"]["off_distribution"] = (f"outside the tolerance ({why}), but as close to float64 as the "
+                                                       f"reference: {errors}")
+            return
+    flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs: {why}")
+
+
+def _fp64_bound(e_ref: float, precision: str, rules: dict) -> float:
+    return max(rules["precision_factor"] * e_ref, rules["precision_floor"] * PRECISION_FLOOR_SCALE.get(precision, 1.0))
+
+
+def _fp64_errors(ref, cand_outs, inputs, rng) -> list[tuple[float, float]] | str:
+    """(reference's, candidate's) relative error to a float64 run of the reference, for every floating output.
+    The float64 reference runs here, where the submission cannot reach; a string says why it could not."""
+    import copy
+
+    try:
+        ref64 = copy.deepcopy(ref).double()
+        ins64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in clone_inputs(inputs)]
+        out64 = _call(ref64, ins64, rng, "the float64 reference")
+        del ref64
+    except Exception as e:  # ops without float64 kernels: a property of the problem, the same for every submission
+        return f"the float64 reference cannot run: {type(e).__name__}: {str(e)[:120]}"
+    out32 = _call(ref, clone_inputs(inputs), rng, "the reference")
+    errors = []
+    for o64, o32, oc in zip(_outputs(out64), _outputs(out32), cand_outs):
+        if isinstance(o64, torch.Tensor) and o64.is_floating_point() and isinstance(oc, torch.Tensor):
+            denom = float(o64.norm()) or 1.0
+            errors.append((float((o32.double() - o64).norm()) / denom, float((oc.double() - o64).norm()) / denom))
+    return errors
+
+
+def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
+    """Every floating output's error to float64, on fresh inputs: far above the reference's own means the
+    candidate computes in lower precision than the problem."""
+    if precision not in PRECISION_FLOOR_SCALE:
+        return
+    inputs = fresh_inputs(mod, device, ctx)
+    if not _fp64_feasible(inputs, precision):
+        res["flag_details"]["fp64_check"] = "not run: the float64 copies would not fit"
+        return
+    rng = draw_seed()
+    ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
+    _, outs, why = run_candidate(cand, inputs, ref_out, rng, "float64 check")
+    if why is not None:
+        flag(res, "check_failed", f"fp64: {why}")
+        return
+    errors = _fp64_errors(ref, outs, inputs, rng)
+    if isinstance(errors, str):
+        res["flag_details"]["fp64_check"] = errors
+        return
+    res["flag_details"]["fp64_rel_err"] = [{"reference": er, "candidate": ec} for er, ec in errors]
+    low_kernels = res["flag_details"].get("reduced_precision_kernels")
+    for k, (e_ref, e_cand) in enumerate(errors):
+        bound = _fp64_bound(e_ref, precision, rules)
+        if e_cand > bound or (low_kernels and e_cand > 4 * e_ref + 1e-7):
+            flag(res, "precision_downgrade", f"output {k}: error vs float64 {e_cand:.3g}, the reference's {e_ref:.3g} "
+                  f"(bound {bound:.3g})" + (f"; reduced-precision kernels: {', '.join(low_kernels[:3])}" if low_kernels else ""))
+            return
+
+
+def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) -> None:
+    """Perturb the reference's weights (a secret draw), load them into the candidate as grading loads weights
+    (by key, whatever its own names are), and require its output to follow the perturbed reference's."""
+    import copy
+
+    floats = {k for k, v in state.items() if v.is_floating_point() and v.numel()}
+    if not floats:
+        return
+    gen = torch.Generator(device="cpu").manual_seed(draw_seed())
+    perturbed = {}
+    for k, v in state.items():
+        if k in floats:
+            noise = torch.randn(v.shape, generator=gen).to(v.device, v.dtype)
+            scale = float(v.float().abs().mean()) or 1.0
+            perturbed[k] = v * (1 + 0.25 * noise) if "running_var" in k else v + 0.25 * scale * noise
+        else:
+            perturbed[k] = v
+    ref_p = copy.deepcopy(ref)
+    ref_p.load_state_dict(perturbed)
+    cand.request({"cmd": "load_weights", "weights": weight_slots(cand, perturbed, "p")}, "weights check")
+    inputs = fresh_inputs(mod, device, ctx)
+    rng = draw_seed()
+    ref_out = _call(ref_p, clone_inputs(inputs), rng, "the reference")
+    unperturbed = _call(ref, clone_inputs(inputs), rng, "the reference")
+    if compare(unperturbed, ref_out, rules, atol, rtol)[0]:
+        res["flag_details"]["weights_check"] = "the perturbation does not change the reference's output here"
+        return
+    _, outs, why = run_candidate(cand, inputs, ref_out, rng, "weights check")
+    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+    if not passed:
+        flag(res, "ignores_weights", f"with perturbed weights loaded: {why}")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kb_data.harness import judge as judge_mod
-from kb_data.harness import sandbox
+from kb_data.harness import sandbox, session
 from kb_data.harness.grade import Options, grade
 from kb_data.problems import ProblemSet
 from tests.corpus import CORPUS, SMALL_PROBLEMS
@@ -140,7 +140,9 @@ def test_the_candidate_never_receives_a_seed(monkeypatch):
     sent, seeds = [], []
     real_send, real_make = channel.send, judge_mod.make_inputs
     monkeypatch.setattr(channel, "send", lambda sock, msg: (sent.append(json.dumps(msg)), real_send(sock, msg))[1])
-    monkeypatch.setattr(judge_mod, "make_inputs", lambda mod, seed, device: (seeds.append(seed), real_make(mod, seed, device))[1])
+    recording = lambda mod, seed, device: (seeds.append(seed), real_make(mod, seed, device))[1]
+    monkeypatch.setattr(judge_mod, "make_inputs", recording)  # the correctness seeds, the secret one included
+    monkeypatch.setattr(session, "make_inputs", recording)    # every check's and every timed call's fresh draw
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
            "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",

@@ -1,0 +1,220 @@
+"""The judge's handle on the sandboxed candidate: commands out, validated replies in, tensors through slots.
+
+Trusted code (it runs in the judge's process). `Candidate` starts the sandbox and speaks the channel; the helpers
+draw fresh secret inputs, hand them over and judge what comes back.
+"""
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import signal
+from contextlib import contextmanager
+
+import torch
+
+from kb_data.harness import candidate, channel, timing
+from kb_data.harness.build import seed_work_dir
+from kb_data.harness.channel import ChannelError
+from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
+from kb_data.harness.sandbox import Limits, Sandbox
+from kb_data.io import lock_dir
+
+
+def flag(res: dict, name: str, detail) -> None:
+    res["flags"].append(name)
+    res["flag_details"].setdefault(name, detail)
+
+
+class Candidate:
+    """The judge's handle on the sandboxed process: commands out, validated replies in, slots for tensors."""
+
+    def __init__(self, job: dict, res: dict):
+        self.device = torch.device(job["device"])
+        self.deadline = timing._perf_counter() + float(job.get("timeout_s", 600))
+        self.stage = "start"
+        level = job.get("sandbox_level") or "process"
+        limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
+        self.sb = Sandbox(level, limits, job["device"], lock_dir(),
+                          extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
+        if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
+            res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid) else "miss"
+        self.sb.start(candidate.serve)
+        self.arena = channel.SlotArena(self.device, self.sb.work, owner_uid=self.sb.uid)
+        self.tampered: list[str] = []
+        self._pids = None
+        self.res = res
+        res["sandbox"] = level
+
+    def request(self, msg: dict, stage: str) -> dict:
+        """Send a command and wait for its reply (within the job's time); a dead, silent or malformed
+        candidate ends the grading with a status naming the stage."""
+        self.stage = stage
+        left = self.deadline - timing._perf_counter()
+        if left <= 0:
+            raise Stage("timeout", f"timed out in stage '{stage}': the job's time ran out")
+        try:
+            channel.send(self.sb.sock, msg)
+            reply = channel.recv(self.sb.sock, timeout_s=left)
+        except ChannelError as e:
+            self._ended(stage, str(e))
+        self.tampered += [t for t in channel.string_list(reply, "tampered", 64, 200) if t not in self.tampered] \
+            if isinstance(reply.get("tampered"), list) else []
+        if not channel.field(reply, "ok", bool):
+            status = reply.get("status") if reply.get("status") in ("compile_error", "runtime_error") else "runtime_error"
+            raise Stage(status, f"{stage}: " + str(reply.get("error") or "the candidate failed")[:4000])
+        return reply
+
+    def _ended(self, stage: str, why: str):
+        if self.sb.memory_exceeded:
+            raise Stage("memory_exceeded", f"in stage '{stage}': {self.sb.memory_exceeded}")
+        if "no message within" in why:
+            self.sb.kill()
+            raise Stage("timeout", f"timed out in stage '{stage}' ({why}); the sandbox was killed")
+        code = self.sb.wait(5)
+        how = ("is still running" if code is None else f"was killed by {signal.Signals(-code).name}" if code < 0
+               else f"exited with code {code}")
+        tail = self.sb.log_tail()
+        raise Stage("crashed", f"the candidate's process {how} in stage '{stage}' ({why})"
+                    + (f"\n--- candidate output (tail) ---\n{tail}" if tail else ""))
+
+    def slot_inputs(self, inputs: list) -> list:
+        """Write inputs into the candidate's input slots; the message part that names them."""
+        out = []
+        for j, x in enumerate(inputs):
+            if isinstance(x, torch.Tensor):
+                desc, t = self.arena.tensor(f"in{j}", x.dtype, x.shape)
+                t.copy_(x)
+                out.append({"slot": desc.to_msg()})
+            else:
+                if not isinstance(x, (int, float, bool, str, type(None))):
+                    raise Stage("runtime_error", f"input {j} of type {type(x).__name__} cannot be handed over")
+                out.append({"value": x})
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return out
+
+    def out_slots(self, ref_out) -> list:
+        descs = []
+        for k, o in enumerate(_outputs(ref_out)):
+            if isinstance(o, torch.Tensor):
+                descs.append(self.arena.tensor(f"out{k}", o.dtype, o.shape)[0].to_msg())
+        return descs
+
+    def outputs(self, reply: dict, ref_out) -> tuple[list | None, str | None]:
+        """The candidate's outputs as private copies, or why they cannot be judged (structure, type, dtype)."""
+        seen = channel.field(reply, "outputs", list, max_len=64)
+        refs = _outputs(ref_out)
+        if len(seen) != len(refs):
+            return None, f"returned {len(seen)} outputs, expected {len(refs)}"
+        outs = []
+        for k, (info, r) in enumerate(zip(seen, refs)):
+            where = f"output {k}: " if len(refs) > 1 else ""
+            if not isinstance(info, dict):
+                raise ChannelError("an output description must be an object")
+            kind = channel.field(info, "type", str, max_len=200)
+            if not isinstance(r, torch.Tensor):
+                outs.append(None)
+                continue
+            if kind.startswith("subclass:"):  # it can defer or fake the work until someone reads it
+                why = f"{where}the output is a tensor subclass ({kind.split(':', 1)[1]}), not a plain torch.Tensor"
+                flag(self.res, "lazy_output", why)
+                raise Stage("rejected", why)
+            if kind != "Tensor":
+                return None, f"{where}expected a tensor, got {kind.removeprefix('other:')}"
+            shape, dtype = channel.field(info, "shape", list, max_len=16), channel.field(info, "dtype", str, max_len=40)
+            if shape != list(r.shape):
+                return None, f"{where}shape {tuple(shape)}, expected {tuple(r.shape)}"
+            if dtype != channel.dtype_name(r.dtype):
+                return None, f"{where}dtype {dtype}, expected {channel.dtype_name(r.dtype)} (the reference's)"
+            dev = channel.field(info, "device", str, max_len=40)
+            if torch.device(dev) != self.device:
+                return None, f"{where}on {dev}, expected {self.device}"
+            outs.append(self.arena.slots[f"out{k}"][1].clone())
+        return outs, None
+
+    @contextmanager
+    def paused(self, i: int):
+        """The sandbox's processes stopped while the judge times its reference: nothing of the submission's
+        (a thread, a child) competes with it for the CPU. The process list is refreshed every 16 calls."""
+        if i % 16 == 0 or self._pids is None:
+            self._pids = self.sb.pids()
+        stopped = []
+        for pid in self._pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            except OSError:
+                pass
+        try:
+            yield
+        finally:
+            for pid in stopped:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except OSError:
+                    pass
+
+    def close(self, res: dict) -> None:
+        try:
+            if self.sb.alive() and self.sb.sock is not None:
+                try:
+                    channel.send(self.sb.sock, {"cmd": "exit"})
+                except (OSError, ChannelError):
+                    pass
+            res["peak_host_memory_bytes"] = self.sb.peak_rss
+            if self.sb.memory_exceeded and res.get("status") in (None, "ok", "crashed", "runtime_error"):
+                res["status"], res["error"] = "memory_exceeded", f"in stage '{self.stage}': {self.sb.memory_exceeded}"
+        finally:
+            self.sb.close()
+            self.arena.close()
+
+
+def cpu_threads() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def draw_seed() -> int:
+    return secrets.randbelow(2**31 - 2) + 1
+
+
+def weight_slots(cand: Candidate, state: dict, prefix: str) -> list:
+    out = []
+    for k, (key, v) in enumerate(state.items()):
+        desc, t = cand.arena.tensor(f"{prefix}{k}", v.dtype, v.shape)
+        t.copy_(v.detach())
+        out.append({"key": key, "slot": desc.to_msg()})
+    if cand.device.type == "cuda":
+        torch.cuda.synchronize(cand.device)
+    return out
+
+
+def judged(ref_out, outs, why, rules, atol, rtol) -> tuple[bool, str | None, float, float]:
+    """The suite's comparison of the candidate's outputs with the reference's, or the structural reason they
+    could not be compared: (passed, why not, max abs err, max rel err)."""
+    if why is not None:
+        return False, why, math.inf, math.inf
+    return compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
+
+
+def run_candidate(cand: Candidate, inputs: list, ref_out, rng: int, stage: str, cmd: str = "forward"):
+    """The candidate on `inputs` (written into its slots): (reply, private copies of its outputs or None, why not)."""
+    msg = {"cmd": cmd, "inputs": cand.slot_inputs(inputs), "outputs": cand.out_slots(ref_out), "rng": rng}
+    reply = cand.request(msg, stage)
+    outs, why = cand.outputs(reply, ref_out)
+    return reply, outs, why
+
+
+def fresh_inputs(mod, device, ctx: dict | None = None) -> list:
+    """Inputs under a secret seed nobody has seen; for a problem whose inputs ignore the seed, with noise added
+    to its floating inputs so that no two calls share values."""
+    inputs = make_inputs(mod, draw_seed(), device)
+    if ctx and ctx.get("seed_independent"):
+        g = torch.Generator(device=device).manual_seed(draw_seed())
+        inputs = [x + 0.01 * x.std().clamp_min(1e-3) * torch.randn(x.shape, generator=g, device=device, dtype=x.dtype)
+                  if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1 else x for x in inputs]
+    return inputs
+
+
+# ---------------------------------------------------------------------------
+# Timing: the candidate's calls timed in its process (claims), the reference's here, trial for trial
