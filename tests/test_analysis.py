@@ -377,6 +377,6 @@ def test_fast_p_summary_is_one_row_per_model_and_gpu():
     df = to_table([rec(1, speedup=1.2), rec(2, problem="p2", speedup=3.0, bt="torch_compile"),
                    rec(3, problem="p3", correct=False)]).to_pandas()
     t = A.fast_p_summary(df, [1, 2])
-    assert len(t) == 1 and t["n_attempts"].tolist() == [3] and t["n_correct"].tolist() == [2]
+    assert len(t) == 1 and t["n_attempts"].tolist() == [3] and t["n_accepted"].tolist() == [2]
     assert t["fast_1"].tolist() == [2 / 3] and t["fast_2"].tolist() == [1 / 3]
     assert t["baseline_types"].tolist() == ["pytorch_eager 1, torch_compile 1"]

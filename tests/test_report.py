@@ -62,7 +62,7 @@ def test_analyze_end_to_end(imported, capsys, monkeypatch):
     assert written["fast_2.5"].tolist() == expected["fast_2.5"].tolist()
     # the default table: one row per model x GPU, the split rows summed, the baseline mix named
     summary = pd.read_csv(out / "fast_p.csv")
-    assert list(summary.columns) == ["model", "gpu", "baseline_types", "n_attempts", "n_correct", "fast_0", "fast_1",
+    assert list(summary.columns) == ["model", "gpu", "baseline_types", "n_attempts", "n_accepted", "fast_0", "fast_1",
                                      "fast_2.5"]
     assert not summary.duplicated(["model", "gpu"]).any() and len(summary) == len(expected.drop_duplicates(["model", "gpu"]))
     summed = expected.assign(n=expected["fast_1"] * expected["n_attempts"]).groupby(["model", "gpu"])["n"].sum()
