@@ -153,8 +153,39 @@ def read_published(store: Store, name: str, head: str) -> list[dict]:
         if not got.remove_metadata().equals(want.remove_metadata()):
             raise PublishError(f"{store.describe(name)}@{head[:12]}: shard {frag.path.rsplit('/', 1)[-1]} has another "
                                f"schema than RunRecord {SCHEMA_VERSION} ({schema_diff(got, want)}); appending would "
-                               "make the dataset unloadable, so the records were not published (migrate the dataset first)")
+                               "make the dataset unloadable, so the records were not published (migrate it first: "
+                               "kb migrate runs)")
     return ds.to_table().to_pylist()
+
+
+def migrate_runs(store: Store, name: str, message: str | None = None) -> PublishResult | None:
+    """Rewrite every shard of a runs dataset in the current RunRecord schema, as one commit (nothing when they are
+    already): fields a row lacks get their defaults (`accepted` from its status), record ids and every other value
+    stay; the rows are validated on the way. The commit before stays reachable by its id."""
+    import pyarrow.parquet as pq
+
+    head = store.resolve(name)
+    src = store.parquet_source(name, head)
+    want = RunRecord.arrow_schema().remove_metadata()
+    tables = [pq.read_table(p) for p in src.paths]
+    if all(t.schema.remove_metadata().equals(want) for t in tables):
+        return None
+    rows = []
+    for path, t in zip(src.paths, tables):
+        for i, row in enumerate(t.to_pylist()):
+            rows.append(RunRecord.from_row({**row, "schema_version": SCHEMA_VERSION}, where=f"{path} row {i}: "))
+    records = sorted(rows, key=lambda r: r.record_id)
+    with tempfile.TemporaryDirectory(prefix="kb-migrate-") as tmp:
+        staging, files = Path(tmp), {}
+        for rel, chunk in _shards(records):
+            write_parquet(records_table(chunk, RunRecord), staging / rel)
+            files[rel] = staging / rel
+        write_bytes_atomic(staging / "README.md", runs_card(records).encode("utf-8"))
+        files["README.md"] = staging / "README.md"
+        result = store.commit(name, CommitPlan(files, message or f"Migrate {len(records)} run record(s) to schema "
+                                               f"{SCHEMA_VERSION}", head, replace=True))
+    result.rows_present = len(records)
+    return result
 
 
 def _comparable(row: dict) -> str:

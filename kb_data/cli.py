@@ -538,6 +538,11 @@ def build_parser() -> argparse.ArgumentParser:
     _store_args(p)
     p.set_defaults(func=_ds("cmd_publish"))
 
+    p = sub.add_parser("migrate", help="rewrite a runs dataset's shards in the current record schema (one commit)")
+    p.add_argument("dataset", help="runs (or a full dataset name)")
+    _store_args(p)
+    p.set_defaults(func=_ds("cmd_migrate"))
+
     p = sub.add_parser("pull", help="resolve a revision and materialise it as a dataset folder")
     p.add_argument("dataset", help="problems, baselines, runs (or a full dataset name)")
     p.add_argument("--revision", default="main", help="tag, branch or commit id (default main)")

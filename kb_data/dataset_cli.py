@@ -246,3 +246,17 @@ def add_store_args(p) -> None:
     p.add_argument("--store-root", type=Path, help="local store root (default: $KB_STORE, else <checkout>/.kb/store)")
     p.add_argument("--repo", help="hub: the dataset repo id org/name (default: <org>/<dataset name>)")
     p.add_argument("--org", help="hub: namespace for the default repo ids (default: the token's user)")
+
+
+def cmd_migrate(args) -> int:
+    from kb_data.builders.runs import migrate_runs
+    from kb_data.schema import SCHEMA_VERSION
+
+    store = _store(args)
+    name = _name(args, args.dataset)
+    res = migrate_runs(store, name)
+    if res is None:
+        print(f"{name}: every shard already has the schema {SCHEMA_VERSION}; nothing to do")
+    else:
+        print(f"{name}: {res.rows_present} record(s) rewritten in schema {SCHEMA_VERSION} -> {res.commit[:12]}")
+    return 0

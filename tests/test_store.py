@@ -5,6 +5,7 @@ import json
 import os
 import stat
 
+import pyarrow as pa
 import pytest
 
 from tests.datasets_support import folders, make_root, root, run_records, small_rows  # noqa: F401  (fixtures)
@@ -223,9 +224,44 @@ def test_append_refuses_shards_of_another_schema(tmp_path):
     pq.write_table(pq.read_table(shard).drop_columns(["host"]), shard)  # as if written by an older schema
     st.publish(RUNS, tmp_path / "old")  # the store takes any folder; only publish_folder validates
     refs = (st.root / RUNS / "refs.json").read_bytes()
-    with pytest.raises(PublishError, match="'host' is missing.*migrate"):
+    with pytest.raises(PublishError, match="'host' is missing.*kb migrate runs"):
         rb.append_runs(st, RUNS, run_records(5))
     assert (st.root / RUNS / "refs.json").read_bytes() == refs
+
+
+def test_kb_migrate_rewrites_older_shards_keeping_every_record_then_appends_work(tmp_path, capsys):
+    """A runs dataset published under an older schema (columns missing, schema_version 1.3) is rewritten in the
+    current schema as one commit: the same record ids and values, the missing fields at their defaults and
+    `accepted` from the status; after it, appending works; a second migrate does nothing."""
+    import pyarrow.parquet as pq
+
+    from kb_data.cli import main
+    from kb_data.schema import SCHEMA_VERSION
+
+    root = tmp_path / "store"
+    st = LocalStore(root)
+    rb.build_runs(run_records(3), tmp_path / "old")
+    shard = next((tmp_path / "old" / "data").glob("*.parquet"))
+    old = pq.read_table(shard)
+    old = old.drop_columns([c for c in ("sandbox", "accepted", "failure_cause", "audit_of") if c in old.column_names])
+    old = old.set_column(old.column_names.index("schema_version"), "schema_version",
+                         pa.array(["1.3"] * len(old), pa.string()))
+    pq.write_table(old, shard)
+    st.publish(RUNS, tmp_path / "old")
+    before = st.revisions(RUNS)["branches"]["main"]
+    assert main(["migrate", "runs", "--store-root", str(root)]) == 0
+    assert "3 record(s) rewritten in schema" in capsys.readouterr().out
+    table, _ = st.read_table(RUNS, "main")
+    rows = {r["record_id"]: r for r in table.to_pylist()}
+    assert sorted(rows) == sorted(r["record_id"] for r in old.to_pylist())
+    for r in old.to_pylist():
+        assert rows[r["record_id"]]["model"] == r["model"] and rows[r["record_id"]]["speedup"] == r["speedup"]
+        assert rows[r["record_id"]]["accepted"] == (r["status"] == "ok")
+    assert {r["schema_version"] for r in rows.values()} == {SCHEMA_VERSION}
+    assert st.resolve(RUNS, before) == before  # the old commit stays reachable
+    assert rb.append_runs(st, RUNS, run_records(5)).rows_added == 2
+    assert main(["migrate", "runs", "--store-root", str(root)]) == 0
+    assert "nothing to do" in capsys.readouterr().out
 
 
 def test_a_modified_blob_is_refused_by_every_read_and_by_kb_pull(tmp_path, store, capsys):
