@@ -94,6 +94,9 @@ def run_build(job: dict) -> dict:
             why = sb.memory_exceeded or f"the build sandbox ended without a reply ({e})"
             return {"status": "compile_error", "error": f"build: {why}\n{sb.log_tail()}", "build_s": time.monotonic() - t0}
         built = sb.work / EXTENSIONS
+        if built.is_symlink():  # only a real folder is cached: a link could point anywhere on the host
+            return {"status": "compile_error", "error": f"build: {EXTENSIONS} is a link, not a folder",
+                    "build_s": time.monotonic() - t0}
         if reply.get("ok") is not True and reply.get("build_failed") is True:
             return {"status": "compile_error", "error": "build: " + str(reply.get("error"))[:6000],
                     "build_s": time.monotonic() - t0}

@@ -8,6 +8,7 @@ that the judge validates (outputs by comparison, times against its own clock).
 """
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import threading
@@ -32,21 +33,26 @@ class Server:
         self.torch, self.timing, self.sock = torch, timing, sock
         # before the submission exists: what it replaces is reported (manual_seed aside: torch._dynamo rebinds it
         # when a submission imports it, and this process holds no seed worth stealing)
-        self.surface = {k: v for k, v in timing.snapshot_surface().items() if k != "torch.manual_seed"}
+        self.surface = {k: v for k, v in timing.snapshot_surface(_harness_surface(timing)).items()
+                        if k != "torch.manual_seed"}
         self.slots: dict = {}
+        self.received: dict = {}
         self.work: dict = {}
         self.model = None
         self.device = None
         self.timer = None
 
     def serve(self) -> None:
-        import os
-
         while True:
             try:
-                msg = channel.recv(self.sock)
+                fds: list[int] = []
+                msg = channel.recv(self.sock, fds=fds)
             except channel.ChannelError:
                 os._exit(0)
+            ids = msg.get("_fds") if isinstance(msg.get("_fds"), list) else []
+            self.received = dict(zip(ids, fds))  # slot id -> the memfd that came with this message
+            for fd in fds[len(ids):]:
+                os.close(fd)
             cmd = msg.get("cmd")
             try:
                 reply = getattr(self, f"cmd_{cmd}")(msg) if cmd in COMMANDS else {"ok": False, "error": f"unknown command {cmd!r}"}
@@ -79,7 +85,7 @@ class Server:
         """Before any submission exists here: a model that does no work, whose timed calls show the judge what
         the channel, the timer and the output copies cost in this process (its timing bound subtracts it)."""
         self._use_device(msg)
-        outs = [channel.open_slot(channel.SlotDesc.from_msg(d), self.slots).clone() for d in msg["outputs"]]
+        outs = [channel.open_slot(channel.SlotDesc.from_msg(d), self.slots, self.received).clone() for d in msg["outputs"]]
         self.model = lambda *inputs: outs[0] if len(outs) == 1 else tuple(outs)
         return {}
 
@@ -122,7 +128,7 @@ class Server:
         state = {}
         for w in msg["weights"]:
             desc = channel.SlotDesc.from_msg(w["slot"])
-            state[w["key"]] = channel.open_slot(desc, self.slots).clone()
+            state[w["key"]] = channel.open_slot(desc, self.slots, self.received).clone()
         res = self.model.load_state_dict(state, strict=False)
         if self.device.type == "cuda":
             self.torch.cuda.synchronize(self.device)
@@ -137,7 +143,7 @@ class Server:
                 out.append(x["value"])
                 continue
             desc = channel.SlotDesc.from_msg(x["slot"])
-            src = channel.open_slot(desc, self.slots)
+            src = channel.open_slot(desc, self.slots, self.received)
             work = self.work.get(desc.name)
             if work is None or work.shape != src.shape or work.dtype != src.dtype:
                 work = self.work[desc.name] = self.torch.empty_like(src)
@@ -173,7 +179,7 @@ class Server:
             if k < len(msg["outputs"]) and info["type"] == "Tensor":
                 desc = channel.SlotDesc.from_msg(msg["outputs"][k])
                 if desc.shape == info["shape"] and desc.dtype == info["dtype"] and o.device == self.device:
-                    channel.open_slot(desc, self.slots).copy_(o)
+                    channel.open_slot(desc, self.slots, self.received).copy_(o)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return {"outputs": seen, "aliases_input": aliased}
@@ -221,6 +227,16 @@ class Server:
 
     def cmd_exit(self, msg: dict) -> dict:
         return {}
+
+
+def _harness_surface(timing) -> dict:
+    """This process's own timing machinery by name: the functions a timed call goes through."""
+    out = {f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record",
+                                                          "_Event", "_same", "_snapshot")}
+    out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "flush", "run", "run_paired")})
+    out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",
+                                                                       "_no_grad_call", "cmd_calibrate")})
+    return out
 
 
 COMMANDS = {"calibrate", "load", "load_weights", "forward", "timed", "profile", "exit"}

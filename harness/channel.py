@@ -1,14 +1,16 @@
 """The data-only channel between the trusted judge and the sandboxed candidate.
 
 Messages are length-prefixed JSON frames on a socket. Tensors never travel in a message: they live in
-slots that the judge allocates and owns (on the CPU a file in the sandbox's work dir that both sides
-map; on a GPU a dedicated device allocation shared by CUDA IPC handle, so that nothing else of the
-judge's memory is exposed). Nothing is pickled, and every field that arrives is validated before use.
+slots that the judge allocates and owns (on the CPU a sealed memfd, handed over as a file descriptor with
+the message that first names it: no path the sandbox could redirect, and a size it cannot change; on a GPU
+a dedicated device allocation shared by CUDA IPC handle, so that nothing else of the judge's memory is
+exposed). Nothing is pickled, and every field that arrives is validated before use.
 """
 from __future__ import annotations
 
 import base64
 import ctypes
+import fcntl
 import json
 import math
 import mmap
@@ -16,7 +18,6 @@ import os
 import socket
 import struct
 from dataclasses import dataclass
-from pathlib import Path
 
 MAX_FRAME_BYTES = 4 << 20
 # The dtypes a slot may hold; anything else is refused on both sides.
@@ -28,12 +29,18 @@ class ChannelError(Exception):
     """The other side sent something malformed, too large, nothing in time, or hung up."""
 
 
-def send(sock: socket.socket, msg: dict) -> None:
+def send(sock: socket.socket, msg: dict, fds: list[int] = ()) -> None:
+    """One message; `fds` travel with its first bytes (SCM_RIGHTS)."""
     data = json.dumps(msg, allow_nan=False, separators=(",", ":")).encode()
     if len(data) > MAX_FRAME_BYTES:
         raise ChannelError(f"message of {len(data)} bytes is over the {MAX_FRAME_BYTES}-byte limit")
+    frame = struct.pack(">I", len(data)) + data
     try:
-        sock.sendall(struct.pack(">I", len(data)) + data)
+        if fds:
+            sent = socket.send_fds(sock, [frame], list(fds))
+            sock.sendall(frame[sent:])
+        else:
+            sock.sendall(frame)
     except OSError as e:
         raise ChannelError(f"channel broken: {e}") from None
 
@@ -48,11 +55,18 @@ def _read_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def recv(sock: socket.socket, timeout_s: float | None = None) -> dict:
-    """One message; a frame that is not a JSON object within the size limit is a ChannelError."""
+def recv(sock: socket.socket, timeout_s: float | None = None, fds: list | None = None) -> dict:
+    """One message; a frame that is not a JSON object within the size limit is a ChannelError. With `fds` (a list),
+    the file descriptors that came with it are appended there; without, none are accepted (the kernel closes them)."""
     sock.settimeout(timeout_s)
     try:
-        (n,) = struct.unpack(">I", _read_exact(sock, 4))
+        head = b""
+        if fds is not None:
+            head, got, _, _ = socket.recv_fds(sock, 4, 64)
+            if not head:
+                raise ChannelError("the other side closed the channel")
+            fds.extend(got)
+        (n,) = struct.unpack(">I", head + _read_exact(sock, 4 - len(head)))
         if n > MAX_FRAME_BYTES:
             raise ChannelError(f"a frame of {n} bytes announced, over the {MAX_FRAME_BYTES}-byte limit")
         raw = _read_exact(sock, n)
@@ -123,8 +137,8 @@ class SlotDesc:
     dtype: str
     shape: list
     nbytes: int
-    where: str          # "cpu": a file under the work dir; "cuda": an IPC handle
-    path: str | None = None
+    where: str          # "cpu": a memfd sent with a message (by `id`); "cuda": an IPC handle
+    id: str | None = None
     handle: str | None = None
     device: int | None = None
 
@@ -135,7 +149,7 @@ class SlotDesc:
     def from_msg(cls, m: dict) -> "SlotDesc":
         d = cls(name=field(m, "name", str, max_len=128), dtype=field(m, "dtype", str, max_len=32),
                 shape=field(m, "shape", list, max_len=16), nbytes=field(m, "nbytes", int), where=field(m, "where", str),
-                path=field(m, "path", str, optional=True), handle=field(m, "handle", str, optional=True),
+                id=field(m, "id", str, optional=True, max_len=64), handle=field(m, "handle", str, optional=True),
                 device=field(m, "device", int, optional=True))
         if d.dtype not in DTYPES or d.where not in ("cpu", "cuda") or not all(isinstance(s, int) and s >= 0 for s in d.shape):
             raise ChannelError(f"bad slot description {d.name!r}")
@@ -200,15 +214,14 @@ def _nbytes(dtype: str, shape: list) -> int:
 class SlotArena:
     """The judge's slots for one candidate: created on the grading device, freed when the candidate is gone."""
 
-    def __init__(self, device, work_dir: Path, owner_uid: int | None = None):
+    def __init__(self, device):
         import torch
 
         self.device = torch.device(device)
-        self.dir = Path(work_dir) / "slots"
-        self.dir.mkdir(exist_ok=True)
-        self.owner_uid = owner_uid
         self.slots: dict[str, tuple[SlotDesc, object]] = {}
         self._keep: list = []
+        self._unsent: dict[str, int] = {}  # CPU slot id -> memfd not yet handed to the candidate
+        self._count = 0
 
     def tensor(self, name: str, dtype, shape) -> tuple[SlotDesc, "object"]:
         """The slot `name` for a tensor of this dtype and shape (reused when it already fits)."""
@@ -230,26 +243,33 @@ class SlotArena:
             desc = SlotDesc(name, dt, shape, nbytes, "cuda", handle=base64.b64encode(bytes(h)).decode(),
                             device=self.device.index or 0)
         else:
-            path = self.dir / f"{name}.bin"
-            with open(path, "wb") as f:
-                f.truncate(max(nbytes, 1))
-            if self.owner_uid is not None:
-                os.chown(path, self.owner_uid, self.owner_uid)
-            fd = os.open(path, os.O_RDWR)
+            self._count += 1
+            slot_id = f"{name}.{self._count}"
+            fd = os.memfd_create(f"kb-slot-{slot_id}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            os.ftruncate(fd, max(nbytes, 1))
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             mm = mmap.mmap(fd, max(nbytes, 1))
-            os.close(fd)
             raw = torch.frombuffer(mm, dtype=torch.uint8)[:nbytes]
-            self._keep.append(("cpu", mm))
-            desc = SlotDesc(name, dt, shape, nbytes, "cpu", path=f"slots/{name}.bin")
+            self._keep += [("cpu", mm), ("fd", fd)]
+            self._unsent[slot_id] = fd
+            desc = SlotDesc(name, dt, shape, nbytes, "cpu", id=slot_id)
         t = _view(raw, dt, shape)
         self.slots[name] = (desc, t)
         return desc, t
+
+    def take_unsent(self) -> tuple[list[str], list[int]]:
+        """The CPU slots created since the last message, as (ids, fds) to send with the next one."""
+        ids, fds = list(self._unsent), list(self._unsent.values())
+        self._unsent.clear()
+        return ids, fds
 
     def close(self) -> None:
         for kind, obj in self._keep:
             try:
                 if kind == "cuda":
                     _Cuda.lib().cuMemFree_v2(obj)
+                elif kind == "fd":
+                    os.close(obj)
                 else:
                     obj.close()
             except Exception:
@@ -258,11 +278,12 @@ class SlotArena:
         self.slots.clear()
 
 
-def open_slot(desc: SlotDesc, cache: dict):
-    """Candidate side: map a slot the judge described (each mapping kept in `cache` by name)."""
+def open_slot(desc: SlotDesc, cache: dict, received: dict | None = None):
+    """Candidate side: map a slot the judge described (each mapping kept in `cache`); a CPU slot's memfd is in
+    `received` (slot id -> fd) when it came with this message."""
     import torch
 
-    key = (desc.name, desc.handle or desc.path, desc.dtype, tuple(desc.shape))
+    key = (desc.name, desc.handle or desc.id, desc.dtype, tuple(desc.shape))
     if key in cache:
         return cache[key]
     if desc.nbytes != _nbytes(desc.dtype, desc.shape):
@@ -274,7 +295,9 @@ def open_slot(desc: SlotDesc, cache: dict):
         _Cuda.check(lib.cuIpcOpenMemHandle_v2(ctypes.byref(ptr), h, 1), "cuIpcOpenMemHandle")
         raw = torch.as_tensor(_DevicePtr(ptr.value, max(desc.nbytes, 1)), device=f"cuda:{desc.device or 0}")[:desc.nbytes]
     else:
-        fd = os.open(desc.path, os.O_RDWR)
+        fd = (received or {}).pop(desc.id, None)
+        if fd is None:
+            raise ChannelError(f"slot {desc.name}: no file descriptor came for it")
         mm = mmap.mmap(fd, max(desc.nbytes, 1))
         os.close(fd)
         raw = torch.frombuffer(mm, dtype=torch.uint8)[:desc.nbytes]

@@ -137,10 +137,14 @@ class Sandbox:
         self.root_run = os.geteuid() == 0
         self.lease = _UidLease(lock_dir) if (self.root_run and level != "none") else None
         self.uid = self.lease.uid if self.lease else None
-        self.work = Path(tempfile.mkdtemp(prefix="kb-sandbox-"))
+        # base (the harness's, traversable only) holds the work dir (the sandbox's own) and the log (the harness's):
+        # nothing the harness writes as root lies in a folder the sandbox can change
+        self.base = Path(tempfile.mkdtemp(prefix="kb-sandbox-"))
+        os.chmod(self.base, 0o711)
+        self.work = self.base / "work"
+        self.work.mkdir(mode=0o700)
         if self.uid is not None:
             os.chown(self.work, self.uid, self.uid)
-        os.chmod(self.work, 0o700)
         self.pid: int | None = None
         self.exit_code: int | None = None
         self.sock: socket.socket | None = None
@@ -148,7 +152,7 @@ class Sandbox:
         self.memory_exceeded: str | None = None
         self._stop = threading.Event()
         self._watch: threading.Thread | None = None
-        self.log_path = self.work.parent / (self.work.name + ".log")
+        self.log_path = self.base / "log"
 
     # -- starting ---------------------------------------------------------
     def start(self, serve) -> None:
@@ -290,11 +294,7 @@ class Sandbox:
         self.kill()
         if self.sock is not None:
             self.sock.close()
-        shutil.rmtree(self.work, ignore_errors=True)
-        try:
-            self.log_path.unlink()
-        except OSError:
-            pass
+        shutil.rmtree(self.base, ignore_errors=True)  # fd-based: links the sandbox left are removed, never followed
         if self.lease:
             self.lease.release()
 
@@ -331,7 +331,7 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
     os.setsid()
     _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(log, 1)

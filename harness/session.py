@@ -40,7 +40,7 @@ class Candidate:
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
             res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid) else "miss"
         self.sb.start(candidate.serve)
-        self.arena = channel.SlotArena(self.device, self.sb.work, owner_uid=self.sb.uid)
+        self.arena = channel.SlotArena(self.device)
         self.tampered: list[str] = []
         self._pids = None
         self.res = res
@@ -54,7 +54,10 @@ class Candidate:
         if left <= 0:
             raise Stage("timeout", f"timed out in stage '{stage}': the job's time ran out")
         try:
-            channel.send(self.sb.sock, msg)
+            ids, fds = self.arena.take_unsent()  # the memfds of slots this message names for the first time
+            if ids:
+                msg["_fds"] = ids
+            channel.send(self.sb.sock, msg, fds)
             reply = channel.recv(self.sb.sock, timeout_s=left)
         except ChannelError as e:
             self._ended(stage, str(e))

@@ -139,7 +139,7 @@ def test_the_candidate_never_receives_a_seed(monkeypatch):
 
     sent, seeds = [], []
     real_send, real_make = channel.send, judge_mod.make_inputs
-    monkeypatch.setattr(channel, "send", lambda sock, msg: (sent.append(json.dumps(msg)), real_send(sock, msg))[1])
+    monkeypatch.setattr(channel, "send", lambda sock, msg, fds=(): (sent.append(json.dumps(msg)), real_send(sock, msg, fds))[1])
     recording = lambda mod, seed, device: (seeds.append(seed), real_make(mod, seed, device))[1]
     monkeypatch.setattr(judge_mod, "make_inputs", recording)  # the correctness seeds, the secret one included
     monkeypatch.setattr(session, "make_inputs", recording)    # every check's and every timed call's fresh draw
