@@ -17,7 +17,8 @@ from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import (Stage, _call, _fp64_feasible, _outputs, _rel_change, clone_inputs, compare,
                                        degenerate_reason)
-from kb_data.harness.session import draw_seed, flag, fresh_inputs, judged, run_candidate, weight_slots
+from kb_data.harness.session import (draw_seed, flag, fresh_inputs, judged, off_distribution, run_candidate,
+                                     weight_slots)
 from kb_data.rules import OP_FAMILIES
 from kb_data.schema import FLAGS
 
@@ -191,10 +192,13 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
     if not reason:
         return
     flag(res, "degenerate_problem", reason)
-    g = torch.Generator(device=device).manual_seed(draw_seed())
-    base = fresh_inputs(mod, device, ctx)
-    off = [torch.randn(x.shape, generator=g, device=device, dtype=x.dtype) * 3 if isinstance(x, torch.Tensor)
-           and x.is_floating_point() else x for x in base]
+    timed = ctx.get("timed_off")  # the same check, run as one of the timed calls (indistinguishable from them)
+    if timed is not None and not timed[0] and not _as_close_as_the_reference(ref, timed[2], timed[3], timed[4],
+                                                                               precision, rules):
+        flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs (a timed call): "
+             f"{timed[1]}")
+        return
+    off = off_distribution(fresh_inputs(mod, device, ctx), device)
     rng = draw_seed()
     ref_out = _call(ref, clone_inputs(off), rng, "the reference")
     if not all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor)):
@@ -203,13 +207,18 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
     passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
     if passed:
         return
-    if outs is not None:
-        errors = _fp64_errors(ref, outs, off, rng) if _fp64_feasible(off, precision) else None
-        if isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors):
-            res["flag_details"]["off_distribution"] = (f"outside the tolerance ({why}), but as close to float64 as the "
-                                                       f"reference: {errors}")
-            return
+    if _as_close_as_the_reference(ref, outs, off, rng, precision, rules):
+        res["flag_details"]["off_distribution"] = f"outside the tolerance ({why}), but as close to float64 as the reference"
+        return
     flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs: {why}")
+
+
+def _as_close_as_the_reference(ref, outs, inputs, rng, precision, rules) -> bool:
+    """Outputs outside the tolerance that are still as close to float64 as the reference's (rounding, not overfit)."""
+    if outs is None or not _fp64_feasible(inputs, precision):
+        return False
+    errors = _fp64_errors(ref, outs, inputs, rng)
+    return isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors)
 
 
 def _fp64_bound(e_ref: float, precision: str, rules: dict) -> float:
@@ -256,6 +265,8 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     if isinstance(errors, str):
         res["flag_details"]["fp64_check"] = errors
         return
+    if isinstance(ctx.get("timed_fp64"), list):  # the same comparison on one of the timed calls (a secret one)
+        errors = errors + ctx["timed_fp64"]
     res["flag_details"]["fp64_rel_err"] = [{"reference": er, "candidate": ec} for er, ec in errors]
     low_kernels = res["flag_details"].get("reduced_precision_kernels")
     for k, (e_ref, e_cand) in enumerate(errors):
