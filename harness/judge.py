@@ -187,9 +187,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     stale, i = None, 0
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; off-distribution inputs on a degenerate problem)
-    checks_at = {warmup + secrets.randbelow(trials): "fp64"} if trials > 0 else {}
-    if ctx.get("degenerate") and trials > 1:
-        checks_at.setdefault(warmup + secrets.randbelow(trials), "off")
+    kinds = ["fp64"] + (["off"] if ctx.get("degenerate") else [])
+    positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
+    checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
     model = paired_ref if paired_ref is not None else ref
     work = None  # the reference's inputs live in the same buffers every call, as the candidate's (its slots) do
     while i < warmup + trials or (device.type == "cuda" and sum(claims) < min_ms and i < timing.MAX_TRIALS):
