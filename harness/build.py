@@ -55,8 +55,8 @@ def cache_root() -> Path:
     return Path(os.environ.get("KB_BUILD_CACHE") or work_dir() / "builds")
 
 
-def cached(key: str) -> Path | None:
-    path = cache_root() / key / EXTENSIONS
+def cached(key: str, root: str | Path | None = None) -> Path | None:
+    path = Path(root or cache_root()) / key / EXTENSIONS
     return path if path.is_dir() else None
 
 
@@ -101,16 +101,16 @@ def run_build(job: dict) -> dict:
             return {"status": "compile_error", "error": "build: " + str(reply.get("error"))[:6000],
                     "build_s": time.monotonic() - t0}
         if built.is_dir():
-            _store(built, job["key"])
+            _store(built, job["key"], Path(job["cache_root"]))
         return {"status": "built" if built.is_dir() else "nothing_built", "build_s": time.monotonic() - t0}
     finally:
         sb.close()
 
 
-def _store(built: Path, key: str) -> None:
+def _store(built: Path, key: str, root: Path) -> None:
     """Copy a sandbox's extensions directory into the cache, atomically (a concurrent grade of the same source
     keeps whichever copy lands first)."""
-    dest = cache_root() / key
+    dest = root / key
     if dest.is_dir():
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -125,9 +125,9 @@ def _store(built: Path, key: str) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def seed_work_dir(work: Path, key: str, uid: int | None) -> bool:
+def seed_work_dir(work: Path, key: str, uid: int | None, root: str | Path) -> bool:
     """Put a cached build into a grading sandbox's work dir (its own copy, owned by its uid); False if none."""
-    src = cached(key)
+    src = cached(key, root)
     if src is None:
         return False
     dst = work / EXTENSIONS

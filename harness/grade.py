@@ -210,11 +210,12 @@ def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
     """Build the submission's extensions in a CPU sandbox unless its build is cached (harness/build.py); names
     the cached build in `job` for the grading sandbox."""
     arch = build.arch_list(device)
-    key = build.cache_key(code, arch)
-    job.update(build_key=key, arch=arch)
-    if build.cached(key) is not None:
+    key, root = build.cache_key(code, arch), str(build.cache_root())  # decided here: workers may predate the env
+    job.update(build_key=key, arch=arch, build_cache_root=root)
+    if build.cached(key, root) is not None:
         return {"build_cache": "hit"}
     return run_isolated(build.run_build, {"code": code, "key": key, "arch": arch, "timeout_s": opt.timeout_s,
+                                          "cache_root": root,
                          "sandbox_level": job["sandbox_level"],
                          "memory_limit_bytes": max(job["memory_limit_bytes"], BUILD_MEMORY_BYTES)}, opt.timeout_s + JUDGE_GRACE_S)
 

@@ -38,7 +38,8 @@ class Candidate:
         self.sb = Sandbox(level, limits, job["device"], lock_dir(),
                           extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
-            res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid) else "miss"
+            res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid,
+                                                                          job["build_cache_root"]) else "miss"
         self.sb.start(candidate.serve)
         self.arena = channel.SlotArena(self.device)
         self.tampered: list[str] = []
