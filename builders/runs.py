@@ -22,7 +22,7 @@ from kb_data.schema import SCHEMA_VERSION, RunRecord, SchemaError, schema_markdo
 from kb_data.store import CommitPlan, PublishError, PublishResult, Store
 
 from .common import (
-    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, gpu_key, md_table, records_table, render_card,
+    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, folder_files, gpu_key, md_table, records_table, render_card,
     schema_diff, validate_records, write_bytes_atomic, write_parquet, yaml_block,
 )
 
@@ -174,17 +174,12 @@ def migrate_runs(store: Store, name: str, message: str | None = None) -> Publish
     for path, t in zip(src.paths, tables):
         for i, row in enumerate(t.to_pylist()):
             rows.append(RunRecord.from_row({**row, "schema_version": SCHEMA_VERSION}, where=f"{path} row {i}: "))
-    records = sorted(rows, key=lambda r: r.record_id)
     with tempfile.TemporaryDirectory(prefix="kb-migrate-") as tmp:
-        staging, files = Path(tmp), {}
-        for rel, chunk in _shards(records):
-            write_parquet(records_table(chunk, RunRecord), staging / rel)
-            files[rel] = staging / rel
-        write_bytes_atomic(staging / "README.md", runs_card(records).encode("utf-8"))
-        files["README.md"] = staging / "README.md"
-        result = store.commit(name, CommitPlan(files, message or f"Migrate {len(records)} run record(s) to schema "
+        folder = build_runs(rows, Path(tmp) / "runs").folder  # the same shards and card a fresh build writes
+        files = {rel: folder / rel for rel in folder_files(folder)}
+        result = store.commit(name, CommitPlan(files, message or f"Migrate {len(rows)} run record(s) to schema "
                                                f"{SCHEMA_VERSION}", head, replace=True))
-    result.rows_present = len(records)
+    result.rows_present = len(rows)
     return result
 
 

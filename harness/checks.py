@@ -15,7 +15,7 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.reference import (Stage, _call, _fp64_feasible, _outputs, _rel_change, clone_inputs, compare,
+from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _rel_change, clone_inputs, compare,
                                        degenerate_reason)
 from kb_data.harness.session import (draw_seed, flag, fresh_inputs, judged, off_distribution, run_candidate,
                                      weight_slots)
@@ -249,7 +249,7 @@ def _fp64_errors(ref, cand_outs, inputs, rng) -> list[tuple[float, float]] | str
 def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     """Every floating output's error to float64, on fresh inputs: far above the reference's own means the
     candidate computes in lower precision than the problem."""
-    if precision not in PRECISION_FLOOR_SCALE:
+    if precision not in FP64_CHECKED:
         return
     inputs = fresh_inputs(mod, device, ctx)
     if not _fp64_feasible(inputs, precision):

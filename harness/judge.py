@@ -9,7 +9,6 @@ its replies are validated field by field, and the times it reports are bounded b
 """
 from __future__ import annotations
 
-import math
 import secrets
 import statistics
 
@@ -100,7 +99,7 @@ def _judge(job: dict, res: dict):
                                                   f"published rule would use {published}")
 
     ctx = {"samples": [], "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor)
-                                       else o for o in _outputs(first_ref)], "out_copy_ms": _copy_ms(first_ref)}
+                                       else o for o in _outputs(first_ref)]}
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules)
     stage("calibration")
 
@@ -265,23 +264,6 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
 def _no_grad(model, inputs):
     with torch.no_grad():
         return model(*inputs)
-
-
-def _copy_ms(out) -> float:
-    """What copying these outputs once costs here (the candidate copies its outputs into the slots after each call)."""
-    ts = [o for o in _outputs(out) if isinstance(o, torch.Tensor)]
-    if not ts:
-        return 0.0
-    dst = [torch.empty_like(o) for o in ts]
-    dev = ts[0].device
-    best = math.inf
-    for _ in range(3):
-        h0 = timing._perf_counter()
-        for d, s in zip(dst, ts):
-            d.copy_(s)
-        timing.synchronize(dev)
-        best = min(best, (timing._perf_counter() - h0) * 1e3)
-    return best
 
 
 def calibrate(cand, inputs, ctx, device, rules, calls: int = 16) -> float:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import math
-import traceback
 
 import torch
 import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
@@ -17,7 +16,7 @@ from kb_data.problems import tensor_bytes
 from kb_data.rules import baseline_choice, precision_class, tolerance
 from kb_data.schema import EAGER_BASELINE_TYPES
 
-PRECISION_FLOOR = {"fp32": 5e-5, "fp16": 5e-3, "bf16": 2e-2}  # the precision classes a float64 check applies to
+FP64_CHECKED = ("fp32", "fp16", "bf16")  # the precision classes a float64 check applies to
 _manual_seed = torch.manual_seed
 
 class Stage(Exception):
@@ -26,10 +25,6 @@ class Stage(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
         self.status, self.message = status, message
-
-
-def _short_tb(limit: int = 6) -> str:
-    return "".join(traceback.format_exc(limit=-limit).splitlines(True)[-2 * limit:])
 
 
 def versions() -> dict:
@@ -352,7 +347,7 @@ FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fi
 
 def _fp64_feasible(inputs, precision: str) -> bool:
     """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits."""
-    return (precision in PRECISION_FLOOR
+    return (precision in FP64_CHECKED
             and sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)) <= FP64_CHECK_MAX_BYTES)
 
 
