@@ -79,7 +79,8 @@ class Server:
             torch.backends.cudnn.allow_tf32 = False
         else:
             torch.set_num_threads(int(msg.get("threads") or 1))
-        self.timer = self.timing.Timer(self.device, l2_flush=msg.get("l2_flush", True))
+        self.timer = self.timing.Timer(self.device, l2_flush=msg.get("l2_flush", True),
+                                       flush_bytes=msg.get("l2_flush_bytes"))
 
     def cmd_calibrate(self, msg: dict) -> dict:
         """Before any submission exists here: a model that does no work, whose timed calls show the judge what
@@ -112,7 +113,7 @@ class Server:
                     "error": f"the submission defines no nn.Module class {' or '.join(msg['class_names'])}"}
         try:
             if msg.get("init_seed") is not None:
-                torch.manual_seed(msg["init_seed"])
+                self.timing.manual_seed(msg["init_seed"])
             model = cls(*problem.get_init_inputs()).to(self.device)
             if msg.get("eval"):
                 model.eval()
@@ -155,7 +156,7 @@ class Server:
         return out
 
     def _forward(self, inputs: list, rng: int):
-        self.torch.manual_seed(rng)  # the same random stream as the reference's call (dropout), not an input seed
+        self.timing.manual_seed(rng)  # the same random stream as the reference's call (dropout), not an input seed
         with self.torch.no_grad():
             return self.model(*inputs)
 
@@ -195,7 +196,7 @@ class Server:
     def cmd_timed(self, msg: dict) -> dict:
         """One timed call as the trusted side times its reference (timing.Timer), outputs delivered after."""
         inputs = self._inputs(msg)
-        self.torch.manual_seed(msg["rng"])
+        self.timing.manual_seed(msg["rng"])
         ms, out, snap, flush_ms = self.timer._timed(lambda _i: self._no_grad_call(inputs), 0)
         late = snap is not None and not self.timing._same(snap, out)
         reply = self._deliver(out, msg, inputs)

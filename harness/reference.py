@@ -17,7 +17,6 @@ from kb_data.rules import baseline_choice, precision_class, tolerance
 from kb_data.schema import EAGER_BASELINE_TYPES
 
 FP64_CHECKED = ("fp32", "fp16", "bf16")  # the precision classes a float64 check applies to
-_manual_seed = torch.manual_seed
 
 class Stage(Exception):
     """Ends the run early with a status and a message."""
@@ -71,7 +70,7 @@ def _to_device(x, device):
 
 def make_inputs(mod, seed: int, device) -> list:
     """get_inputs() under the seed, drawn on the grading device (GB-sized CPU draws cost seconds each)."""
-    _manual_seed(seed)
+    timing.manual_seed(seed)
     with torch.device(device):
         return [_to_device(x, device) for x in mod.get_inputs()]
 
@@ -96,7 +95,7 @@ def _mode(model, rules):
 
 
 def build_reference(mod, rules: dict, device, init_seed: int):
-    _manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
+    timing.manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
     return _mode(mod.Model(*mod.get_init_inputs()).to(device), rules)
 
 
@@ -141,12 +140,6 @@ def compare(ref_out, cand_out, rules: dict, atol: float, rtol: float) -> tuple[b
         if c.device != r.device:
             return False, f"{where}on {c.device}, expected {r.device}", math.inf, math.inf
         rf, cf = r.detach().float(), c.detach().float()
-        ref_finite = bool(torch.isfinite(rf).all())
-        cand_finite = bool(torch.isfinite(cf).all())
-        if rules["require_finite"] and not ref_finite:
-            return False, f"{where}the reference output has NaN/Inf: the problem cannot be graded", math.nan, math.nan
-        if rules["require_finite"] and not cand_finite:
-            return False, f"{where}output has NaN/Inf", math.inf, math.inf
         if rf.numel() == 0:
             continue
         diff = (rf - cf).abs()
@@ -155,15 +148,24 @@ def compare(ref_out, cand_out, rules: dict, atol: float, rtol: float) -> tuple[b
             same_inf = torch.isinf(rf) & (rf == cf)
             diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
             diff = torch.nan_to_num(diff, nan=math.inf)
-        max_abs = float(diff.max())
-        # not rf[isfinite(rf)]: boolean indexing builds an int64 index per element and dimension (56 GiB for a
-        # 7.5 GB 4-D output), so the harness itself ran out of memory on v0.1's FrobeniusNorm
-        ref_max = float(rf.abs().max()) if ref_finite else float(torch.nan_to_num(rf.abs(), nan=0.0, posinf=0.0).max())
-        max_rel = float((diff / rf.abs().clamp_min(1e-8)).max()) if max_abs > 0 else 0.0
+        # every figure on the device, one transfer (this runs on every timed call). Not rf[isfinite(rf)]: boolean
+        # indexing builds an int64 index per element and dimension (56 GiB for v0.1's 7.5 GB FrobeniusNorm output)
+        close = torch.isclose(cf, rf, atol=atol, rtol=rtol, equal_nan=True).all() if rules["check"] == "allclose" \
+            else torch.ones((), dtype=torch.bool, device=rf.device)
+        ref_abs = rf.abs()
+        figures = torch.stack([torch.isfinite(rf).all().float(), torch.isfinite(cf).all().float(), diff.max(),
+                               (diff / ref_abs.clamp_min(1e-8)).max(), ref_abs.nan_to_num_(nan=0.0, posinf=0.0).max(),
+                               close.float()])
+        ref_finite, cand_finite, max_abs, max_rel, ref_max, all_close = figures.tolist()
+        del ref_abs, diff
+        if rules["require_finite"] and not ref_finite:
+            return False, f"{where}the reference output has NaN/Inf: the problem cannot be graded", math.nan, math.nan
+        if rules["require_finite"] and not cand_finite:
+            return False, f"{where}output has NaN/Inf", math.inf, math.inf
+        max_rel = max_rel if max_abs > 0 else 0.0
         worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
         if rules["check"] == "allclose":
-            ok = bool(torch.allclose(cf, rf, atol=atol, rtol=rtol, equal_nan=True))
-            if not ok:
+            if not all_close:
                 return False, f"{where}not allclose (atol={atol}, rtol={rtol}): max abs err {max_abs:.3g}", worst_abs, worst_rel
         else:
             bound = atol + rtol * ref_max
@@ -236,7 +238,7 @@ class _Stages:
 
 
 def _call(model, inputs, seed: int, what: str):
-    _manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
+    timing.manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
     try:
         with torch.no_grad():
             return model(*inputs)
@@ -272,7 +274,7 @@ class RotatingInputs:
         for w, s in zip(self.work, self.sets[k]):
             if isinstance(w, torch.Tensor):
                 w.copy_(s)
-        _manual_seed(self.seeds[k])
+        timing.manual_seed(self.seeds[k])
 
 
 def _forward_on(model, work: list):

@@ -32,7 +32,7 @@ UID_BASE = 2_000_000   # sandbox uids: far above any real account's
 UID_SLOTS = 4096
 ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
             "NVIDIA_DRIVER_CAPABILITIES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
-            "TORCH_CUDA_ARCH_LIST", "MAX_JOBS")
+            "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_LAUNCH_BLOCKING")  # the last: the operator's debugging switch
 HIDDEN_ROOTS = ("/root", "/home")
 WATCH_INTERVAL_S = 0.1   # host memory is read this often ...
 RESCAN_EVERY = 10        # ... and the process list refreshed every this many reads
@@ -104,6 +104,12 @@ class _UidLease:
 
     def release(self) -> None:
         self._f.close()
+
+
+def _status_field(status: str, name: str) -> str:
+    """One field of /proc/PID/status ("PPid", "Uid"), without parsing the other fifty (scanned in timed loops)."""
+    at = status.index(f"\n{name}:\t") + len(name) + 3
+    return status[at:status.index("\n", at)]
 
 
 def _scrubbed_env(work: str, device: str) -> dict:
@@ -221,11 +227,9 @@ class Sandbox:
             try:
                 with open(f"/proc/{d}/status") as f:
                     st = f.read()
-            except OSError:
+                pid, ppid, uid = int(d), int(_status_field(st, "PPid")), int(_status_field(st, "Uid").split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            fields = dict(line.split(":\t", 1) for line in st.splitlines() if ":\t" in line)
-            pid, ppid = int(d), int(fields.get("PPid", "0").split()[0])
-            uid = int(fields.get("Uid", "-1\t").split()[1]) if "Uid" in fields else -1
             parents[pid] = ppid
             if self.uid is not None and uid == self.uid:
                 out.append(pid)

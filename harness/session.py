@@ -21,6 +21,9 @@ from kb_data.harness.sandbox import Limits, Sandbox
 from kb_data.io import lock_dir
 
 
+PAUSE_RESCAN_EVERY = 64
+
+
 def flag(res: dict, name: str, detail) -> None:
     res["flags"].append(name)
     res["flag_details"].setdefault(name, detail)
@@ -140,8 +143,9 @@ class Candidate:
     @contextmanager
     def paused(self, i: int):
         """The sandbox's processes stopped while the judge times its reference: nothing of the submission's
-        (a thread, a child) competes with it for the CPU. The process list is refreshed every 16 calls."""
-        if i % 16 == 0 or self._pids is None:
+        (a thread, a child) competes with it for the CPU. The process list (a /proc scan, milliseconds on a busy
+        host) is refreshed every PAUSE_RESCAN_EVERY calls."""
+        if i % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()
         stopped = []
         for pid in self._pids:

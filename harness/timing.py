@@ -32,6 +32,16 @@ _event_elapsed = torch.cuda.Event.elapsed_time
 _event_sync = torch.cuda.Event.synchronize
 _spin = torch.cuda._sleep
 
+
+
+def manual_seed(seed: int) -> None:
+    """torch.manual_seed for the generators a grading uses (CPU, CUDA). torch's own also defers a call for each
+    backend never initialised (XPU, MTIA) and formats its caller's stack for it: about 1 ms, in every timed call."""
+    torch.random.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized() or torch.cuda.is_available():  # not yet initialised: seeded when it is
+        torch.cuda.manual_seed_all(seed)
+
+
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
 WARMUP_MS = 200.0
 MAX_WARMUP_CALLS = 1000
@@ -119,12 +129,12 @@ class Timing:
 class Timer:
     """Times `call(i)` calls; `prepare(i)` and `check(i, out)` run outside the timed region."""
 
-    def __init__(self, device: torch.device, l2_flush: bool = True):
+    def __init__(self, device: torch.device, l2_flush: bool = True, flush_bytes: int | None = None):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self.flush_buf = None
         if l2_flush:
-            nbytes = L2_FLUSH_BYTES if self.cuda else 64 * 1024 * 1024
+            nbytes = flush_bytes or (L2_FLUSH_BYTES if self.cuda else 64 * 1024 * 1024)
             self.flush_buf = torch.empty(nbytes // 4, dtype=torch.int32, device=self.device)
 
     def flush(self) -> None:
