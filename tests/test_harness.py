@@ -705,26 +705,30 @@ def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
 
 
 def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
-    """The flush's GPU time ahead of the candidate's timed calls against ahead of the reference's in the same paired
-    loop (judge._flush_check), with the H200's figures of 2026-12-01: work on a stream that does not wait for the
-    caller's shares the GPU with the flush (82.9 against 68.6 us); honest kernels were within 1% of the reference
-    (78.3 against 78.8 us for a GEMM that left much of the L2 dirty). Timed alone there is nothing to judge by."""
-    from kb_data.harness import judge as execute
+    """The flush's GPU time ahead of the candidate's timed calls against the same flush in its calibration calls,
+    before the submission loaded (judge._flush_check), with the H200's figures: work on a stream that does not wait
+    for the caller's shares the GPU with the flush (82.9 against 68.6 us). The reference's flush, timed in the
+    judge's process, is kept beside them and never compared. Without a calibration figure there is nothing to judge."""
+    from kb_data.harness import judge
 
     def timed(flush_ms):
         return timing.Timing([0.01] * len(flush_ms), "cuda", flush_ms=flush_ms)
 
-    for cand, ref, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
-                               (0.0740, 0.0686, False)):  # +7.9%: under the 10% bound
+    for cand, calib, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
+                                 (0.0740, 0.0686, False), (0.0770, 0.0686, False)):  # +12%: under the 15% bound
         res = {"flags": [], "flag_details": {}}
-        execute._flush_check(timed([cand] * 3), timed([ref] * 3), res)
-        assert ("side_stream_work" in res["flags"]) == flagged, (cand, ref)
-        assert res["flag_details"]["flush_ms"] == {"candidate": cand, "reference": ref}
-    res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figure kept
-    execute._flush_check(timed([0.0841] * 3), None, res)
-    assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841}}}
+        judge._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res)
+        assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib)
+        assert res["flag_details"]["flush_ms"] == {"candidate": cand, "calibration": calib, "reference": 0.05}
+    res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figures kept
+    judge._flush_check(timed([0.0841] * 3), 0.0686, None, res)
+    assert res["flags"] == ["side_stream_work"] and res["flag_details"]["flush_ms"] == {"candidate": 0.0841,
+                                                                                          "calibration": 0.0686}
+    res = {"flags": [], "flag_details": {}}
+    judge._flush_check(timed([0.0841] * 3), None, None, res)
+    assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841, "calibration": None}}}
     res = {"flags": [], "flag_details": {}}  # the CPU: no flush timed on a device
-    execute._flush_check(timing.Timing([1.0], "cpu"), timing.Timing([1.0], "cpu"), res)
+    judge._flush_check(timing.Timing([1.0], "cpu"), None, timing.Timing([1.0], "cpu"), res)
     assert res == {"flags": [], "flag_details": {}}
 
 
@@ -825,50 +829,42 @@ class Model(nn.Module):
 '''
 
 
-def _time_on_gpu(code: str, monkeypatch, flush_bytes: int | None = None) -> dict:
-    """`execute.time_candidate` on the GPU, paired with the eager reference of the GELU problem: the flags it set."""
-    from kb_data.harness import execute
-    from kb_data.problems import exec_problem_code
-
+def _time_on_gpu(code: str, flush_bytes: int | None = None) -> dict:
+    """`code` (torch ops: framework ops allowed) graded on the GPU against the GELU problem, its timing paired with
+    the eager reference: status and flags."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    if flush_bytes is not None:
-        monkeypatch.setattr(timing, "L2_FLUSH_BYTES", flush_bytes)
-    problem = ProblemSet().load(GELU)
-    device = torch.device("cuda:0")
-    mod = exec_problem_code(problem.code, problem.problem_id)
-    ref = execute.build_reference(mod, problem.rules, device, 0)
-    cand = execute.load_submission(code, "candidate").Model().to(device)
-    res = {"flags": [], "flag_details": {}}
-    execute.time_candidate(mod, ref, cand, problem.rules, device, 1e-3, 1e-3, res, {"trials": 20, "warmup": 2},
-                           paired=ref)
-    print(f"flags {res['flags']} details {res['flag_details']}", flush=True)
-    return res
+    opt = Options(device="cuda:0", trials=20, warmup=2, measure_baseline=False, compile_baseline=False,
+                  require_custom_kernel=False, extra={"l2_flush_bytes": flush_bytes} if flush_bytes else {})
+    rec, _ = grade(ProblemSet().load(GELU), code, options=opt)
+    print(f"status {rec.status} flags {rec.flags} details {rec.flag_details}", flush=True)
+    return {"status": rec.status, "flags": rec.flags, "flag_details": json.loads(rec.flag_details or "{}")}
 
 
 @pytest.mark.gpu
-def test_a_late_output_write_in_the_timed_calls_is_side_stream_work(monkeypatch):
-    """The outputs copied on the caller's stream right after the end event differ from the outputs after the sync:
-    the submission's work ran outside the timed interval (timing.Timer._timed, execute.time_candidate)."""
-    res = _time_on_gpu(LATE_GELU, monkeypatch)
-    assert "side_stream_work" in res["flags"] and "after forward returned" in res["flag_details"]["side_stream_work"]
-    assert "stale_output" not in res["flags"]  # after the sync every output was right
-    honest = _time_on_gpu(HONEST_GELU, monkeypatch)
-    assert honest["flags"] == [], honest
+def test_a_late_output_write_in_the_timed_calls_is_side_stream_work():
+    """Output written on a stream the caller's never waits for: the candidate copies its outputs into the judge's
+    slots on the caller's stream as soon as forward returns, so the write lands after the copy and the outputs the
+    judge compares are wrong (incorrect); where a copy happened to see it complete, the timed call's late write is
+    side_stream_work. Either way no speedup is granted for work outside the timed interval."""
+    res = _time_on_gpu(LATE_GELU)
+    assert res["status"] == "incorrect" or "side_stream_work" in res["flags"], res
+    honest = _time_on_gpu(HONEST_GELU)
+    assert honest["status"] == "ok" and honest["flags"] == [], honest
 
 
 @pytest.mark.gpu
-def test_work_run_during_the_l2_flush_is_side_stream_work(monkeypatch):
-    """A flush of 2 GiB (about 0.5 ms on the H200) leaves the host ample time to launch the submission's copies
-    while it runs, whatever the host's speed: dispatched first and sharing the memory bandwidth, they slow the flush
-    ahead of the submission's calls past the one ahead of the reference's, and time_candidate flags it. (On a stream
-    of the default priority the same copies waited for the flush's blocks: 0.488 against 0.469 ms, H200 2026-12-01.)"""
-    res = _time_on_gpu(FLUSH_GELU, monkeypatch, flush_bytes=2 << 30)
+def test_work_run_during_the_l2_flush_is_side_stream_work():
+    """Copies launched on a private high-priority stream that does not wait for the caller's run during the L2
+    flush ahead of the timed call and slow it past the same flush in the candidate's calibration calls. The flush is
+    2 GiB here (about 0.5 ms on the H200), so that the host launches the copies while it runs whatever its speed:
+    with the 256 MiB default (70 us) the H200 run of 2026-12-02 saw the overlap in one grading and not in the next."""
+    res = _time_on_gpu(FLUSH_GELU, flush_bytes=2 << 30)
     flush = res["flag_details"]["flush_ms"]
     assert "side_stream_work" in res["flags"] and "L2 flush" in res["flag_details"]["side_stream_work"]
-    assert flush["candidate"] > 1.1 * flush["reference"], flush
-    honest = _time_on_gpu(HONEST_GELU, monkeypatch, flush_bytes=2 << 30)
-    assert honest["flags"] == [], honest
+    assert flush["candidate"] > 1.1 * flush["calibration"], flush
+    honest = _time_on_gpu(HONEST_GELU, flush_bytes=2 << 30)
+    assert honest["status"] == "ok" and honest["flags"] == [], honest
 
 
 @pytest.mark.gpu
@@ -935,7 +931,7 @@ def test_the_sweep_leaves_no_autotune_winner_for_the_timing_to_reuse(tmp_path):
     control = (
         "import torch\n"
         "from kb_data.problems import ProblemSet, exec_problem_code\n"
-        "from kb_data.harness.execute import build_reference, make_inputs\n"
+        "from kb_data.harness.reference import build_reference, make_inputs\n"
         f"p = ProblemSet().load({pid!r}); mod = exec_problem_code(p.code, p.problem_id)\n"
         "ref = build_reference(mod, p.rules, 'cuda:0', 0); f = torch.compile(ref, mode=p.rules['compile_mode'])\n"
         "x = make_inputs(mod, 0, 'cuda:0')\n"
