@@ -44,7 +44,9 @@ def main() -> None:
             row = {"tag": args.tag, "repeat": r, "entry": e.path.stem, "problem": e.problem, "status": rec.status,
                    "flags": rec.flags, "wall_s": round(wall, 3), "speedup": rec.speedup, "sol_ms": rec.sol_ms,
                    "ref_ms": rec.ref_ms, "stages": json.loads(rec.harness_seconds or "{}"),
-                   "timing_bound": details.get("timing_bound"), "sandbox": getattr(rec, "sandbox", None)}
+                   "timing_bound": details.get("timing_bound"), "flush_ms": details.get("flush_ms"),
+                   "n_trials": rec.n_trials, "error": (rec.error or "")[:300] or None,
+                   "side_stream_work": details.get("side_stream_work"), "sandbox": getattr(rec, "sandbox", None)}
             rows.append(row)
             print(json.dumps(row), flush=True)
     walls = [r["wall_s"] for r in rows]
