@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from kb_data.harness.reference import _input_specs, build_reference, make_inputs, problem_degenerate_reason  # noqa: E402
 from kb_data.harness.sweep import footprint_bytes  # noqa: E402
 from kb_data.paths import DATA_DIR  # noqa: E402
-from kb_data.problems import ProblemSet, exec_problem_code, tensor_bytes  # noqa: E402
+from kb_data.meta import tensor_bytes  # noqa: E402
+from kb_data.problems import ProblemSet, exec_problem_code  # noqa: E402
 
 
 def recheck(pid: str, ps: ProblemSet, device: str, max_bytes: float) -> str | None:

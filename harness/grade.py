@@ -22,7 +22,8 @@ from pathlib import Path
 
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.gpus import gpu_key, roofline_ms
-from kb_data.problems import LoadedProblem, ProblemSet, analyze_on_meta, problems_revision_of
+from kb_data.meta import analyze_on_meta
+from kb_data.problems import LoadedProblem, ProblemSet, problems_revision_of
 from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields

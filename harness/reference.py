@@ -12,7 +12,7 @@ import torch
 import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
 
 from kb_data.harness import timing
-from kb_data.problems import tensor_bytes
+from kb_data.meta import tensor_bytes
 from kb_data.rules import baseline_choice, precision_class, tolerance
 from kb_data.schema import EAGER_BASELINE_TYPES
 

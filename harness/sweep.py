@@ -66,7 +66,8 @@ def footprint_bytes(code: str, problem_id: str) -> int:
     """What compiling a reference needs on the GPU, from its inputs and weights on the meta device."""
     import torch
 
-    from kb_data.problems import exec_problem_code, tensor_bytes
+    from kb_data.meta import tensor_bytes
+    from kb_data.problems import exec_problem_code
     from kb_data.harness.reference import _input_specs
 
     try:

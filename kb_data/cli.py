@@ -86,7 +86,7 @@ def _min_bytes(problem, stored: dict | None = None) -> int | None:
     they hold this very code, else from a meta-device analysis of the file (no compute)."""
     import hashlib
 
-    from .problems import analyze_on_meta
+    from .meta import analyze_on_meta
 
     stored = _stored_min_bytes() if stored is None else stored
     hit = stored.get((problem.problem_id, hashlib.sha256(problem.code.encode("utf-8")).hexdigest()))

@@ -20,7 +20,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kb_data import problems as P  # noqa: E402
+from kb_data import meta as M, problems as P  # noqa: E402
 from kb_data import targets  # noqa: E402
 
 SPECS_DIR = Path(__file__).resolve().parent / "specs"
@@ -64,7 +64,7 @@ def _plain(v):
     return v
 
 
-class InitRecorder(P.TorchDispatchMode):
+class InitRecorder(M.TorchDispatchMode):
     """RNG-consuming aten ops during construction, in order."""
 
     def __init__(self):
@@ -78,9 +78,9 @@ class InitRecorder(P.TorchDispatchMode):
         if name in ("uniform_", "normal_", "randn", "rand", "randint", "random_", "bernoulli_", "bernoulli",
                     "randperm", "exponential_", "rand_like", "randn_like", "randint_like", "cauchy_",
                     "log_normal_", "geometric_"):
-            parts = [P.fmt_arg(a) for a in args]
-            parts += [f"{k}={P.fmt_arg(v)}" for k, v in kwargs.items() if k not in P.AtenRecorder.DROP_KWARGS]
-            self.lines.append(f"{func}({', '.join(parts)})->{P.fmt_arg(out)}")
+            parts = [M.fmt_arg(a) for a in args]
+            parts += [f"{k}={M.fmt_arg(v)}" for k, v in kwargs.items() if k not in M.AtenRecorder.DROP_KWARGS]
+            self.lines.append(f"{func}({', '.join(parts)})->{M.fmt_arg(out)}")
         return out
 
 
@@ -98,11 +98,11 @@ def _trace_diff(expected: list[str], got: list[str], label: str, prefix_only: bo
     if prefix_only:
         act = act[:len(expected)]
     for i, (e, a) in enumerate(zip(expected, act)):
-        if not P.trace_lines_equal(e, a):
-            return [f"{label}[{i}]: expected {P.normalize_trace_line(e)} got {P.normalize_trace_line(a)}"]
+        if not M.trace_lines_equal(e, a):
+            return [f"{label}[{i}]: expected {M.normalize_trace_line(e)} got {M.normalize_trace_line(a)}"]
     if len(expected) != len(act):
-        nxt_e = P.normalize_trace_line(expected[len(act)]) if len(expected) > len(act) else "-"
-        nxt_a = P.normalize_trace_line(act[len(expected)]) if len(act) > len(expected) else "-"
+        nxt_e = M.normalize_trace_line(expected[len(act)]) if len(expected) > len(act) else "-"
+        nxt_a = M.normalize_trace_line(act[len(expected)]) if len(act) > len(expected) else "-"
         return [f"{label}: expected {len(expected)} ops, got {len(act)} (next expected: {nxt_e}; next got: {nxt_a})"]
     return []
 
@@ -152,12 +152,12 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
     if fwd_params[:len(tensor_names)] != tensor_names and "forward_signature" not in rec:
         errs.append(f"forward parameters {fwd_params}, spec inputs {tensor_names}")
 
-    meta = P.analyze_on(lp, "meta", with_trace=True)
+    meta = M.analyze_on(lp, "meta", with_trace=True)
     # transformers asks .item() of its inputs (mask or padding checks); the spec's recorder answered those
     # as on real inputs, so on meta the trace is compared up to that point only.
     hf_item = bool(meta.error and ".item()" in meta.error and "transformers" in (lp.metadata.get("REQUIRES") or []))
     if meta.error and not hf_item:
-        meta = P.analyze_on_meta(lp, with_trace=True)  # data-dependent forwards fall back to a CPU run
+        meta = M.analyze_on_meta(lp, with_trace=True)  # data-dependent forwards fall back to a CPU run
     if meta.state_dict is not None:
         exp_sd = [[k, list(s), d] for k, s, d in rec.get("state_dict") or []]
         if meta.state_dict != exp_sd:
@@ -202,7 +202,7 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
         rec_init = InitRecorder()
         try:
             with rec_init:
-                P.build_model(lp, "meta")
+                M.build_model(lp, "meta")
         except Exception as e:
             errs.append(f"construction on meta failed: {type(e).__name__}: {e}")
         else:
@@ -251,7 +251,7 @@ def check_numeric(rec: dict, root: Path = ROOT / "problems") -> list[str]:
     if not out_chk and not state_chk:
         return errs
     torch.manual_seed(0)
-    model = P.build_model(lp, "cpu")
+    model = M.build_model(lp, "cpu")
     for k, v in model.state_dict().items():
         if state_chk and k in state_chk and state_chk[k] is not None:
             got = v.double().sum().item()
@@ -264,7 +264,7 @@ def check_numeric(rec: dict, root: Path = ROOT / "problems") -> list[str]:
     if out_chk:
         torch.manual_seed(42)
         inputs = list(mod.get_inputs())
-        recorder = P.AtenRecorder()
+        recorder = M.AtenRecorder()
         with torch.no_grad(), recorder:
             out = model(*inputs)
         if rec.get("aten_trace_cpu"):

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from kb_data.cli import main
-from kb_data.problems import (ProblemError, ProblemSet, analyze_on_meta, level_of, load_problem, load_source,
-                              problem_id_from_path, problem_row, validate_path)
+from kb_data.meta import analyze_on_meta
+from kb_data.problems import (ProblemError, ProblemSet, level_of, load_problem, load_source, problem_id_from_path,
+                              problem_row, validate_path)
 from kb_data.schema import Problem
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,0 +1,280 @@
+"""A problem's facts from a run on the meta device: output shapes, FLOPs, bytes and the aten trace, no compute.
+
+A forward that needs real values (data-dependent shapes, `.item()`) runs on the CPU instead when it is small.
+`lp` is a kb_data.problems.LoadedProblem throughout (not imported: problems imports this module).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
+
+
+@dataclass
+class MetaResult:
+    outputs: list | None = None
+    flops: int | None = None
+    min_bytes: int | None = None
+    min_bytes_parts: dict | None = None
+    trace: list | None = None
+    state_dict: list | None = None
+    inputs: list | None = None
+    error: str | None = None
+    device: str = "meta"  # "cpu" when a data-dependent forward had to run on real data
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def build_model(lp, device: str = "cpu"):
+    """Model(*get_init_inputs()) on a device, in the suite's mode (v3: eval, v0.1: train)."""
+    mod = lp.module
+    with torch.device(device):
+        model = mod.Model(*mod.get_init_inputs())
+    if lp.rules["model_mode"] == "eval":
+        model.eval()
+    return model
+
+
+def meta_inputs(lp, generators: list | None = None) -> list:
+    """get_inputs() as meta tensors: made on meta when possible, else on CPU and converted.
+
+    When `generators` is a list it receives, per input, the factory that drew it
+    (`randn`, `rand`, `randint(0,10)`, ...), `derived` when later ops changed it, else None.
+    """
+    mod = lp.module
+    recorder = _FactoryRecorder()
+    try:
+        with torch.device("meta"), recorder:
+            inputs = list(mod.get_inputs())
+        if not all(not isinstance(x, torch.Tensor) or x.is_meta for x in inputs):
+            raise RuntimeError("inputs left the meta device")
+    except Exception:
+        recorder = _FactoryRecorder()
+        with recorder:
+            inputs = [_to_meta(x) for x in mod.get_inputs()]
+        recorder.produced = {}
+    if generators is not None:
+        generators.extend(recorder.generator_of(x) for x in inputs)
+    return inputs
+
+
+class _FactoryRecorder(TorchDispatchMode):
+    RANDOM = {"randn": "randn", "rand": "rand", "randint": "randint", "normal_": "randn", "uniform_": "rand",
+              "randperm": "randperm", "random_": "randint", "bernoulli": "bernoulli"}
+
+    def __init__(self):
+        super().__init__()
+        self.produced: dict[int, str] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        base = func.__name__.split(".")[0]
+        if base in self.RANDOM:
+            gen = self.RANDOM[base]
+            if base == "randint":
+                ints = [a for a in args if isinstance(a, int)]
+                gen = f"randint({ints[0]},{ints[1]})" if len(ints) >= 2 else f"randint(0,{ints[0]})" if ints else gen
+            label = gen
+        elif base in ("view", "_unsafe_view", "reshape", "alias", "detach", "_to_copy", "clone", "lift_fresh",
+                      "expand", "contiguous") and args and isinstance(args[0], torch.Tensor):
+            label = self.produced.get(id(args[0]), "derived")
+        elif base in ("zeros", "ones", "full", "arange", "empty", "scalar_tensor", "tensor", "linspace"):
+            label = "constant"
+        else:  # transformed: keep the draw it came from, e.g. derived(randn) for normalize(randn(...))
+            origins = [self.produced.get(id(a)) for a in args if isinstance(a, torch.Tensor)]
+            draws = [o for o in origins if o and o not in ("constant", "derived")]
+            base_draw = draws[0] if draws else None
+            if base_draw and base_draw.startswith("derived("):
+                base_draw = base_draw[len("derived("):-1]
+            label = f"derived({base_draw})" if base_draw else "derived"
+        if isinstance(out, torch.Tensor):
+            self.produced[id(out)] = label
+        return out
+
+    def generator_of(self, x) -> str | None:
+        return self.produced.get(id(x))
+
+
+def _to_meta(x):
+    if isinstance(x, torch.Tensor):
+        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+    return x
+
+
+def meta_model(lp):
+    try:
+        model = build_model(lp, "meta")
+        if all(t.is_meta for t in model.state_dict().values()):
+            return model
+    except Exception:
+        pass
+    model = build_model(lp, "cpu")
+    return model.to("meta") if not any(t.is_meta for t in model.state_dict().values()) else model
+
+
+def tensor_bytes(t) -> int:
+    return t.numel() * t.element_size()
+
+
+CPU_FALLBACK_MAX_BYTES = 1_000_000_000
+
+
+def analyze_on_meta(lp, with_trace: bool = True,
+                    cpu_fallback_max_bytes: int = CPU_FALLBACK_MAX_BYTES) -> MetaResult:
+    """Run the reference once on meta; a failure is returned in `error`, not raised.
+
+    A forward with data-dependent shapes or `.item()` cannot run on meta; a problem that declares
+    the `data_dependent` quirk then runs once on CPU with the seed-42 inputs, if its inputs and
+    state are under `cpu_fallback_max_bytes` (the result says `device="cpu"`).
+    """
+    res = analyze_on(lp, "meta", with_trace)
+    if (res.error is None or lp.metadata.get("KNOWN_ISSUE") or res.inputs is None
+            or "data_dependent" not in (lp.metadata.get("QUIRKS") or [])):
+        return res
+    bytes_in = sum(_numel_bytes(x) for x in res.inputs) + sum(
+        _numel_bytes({"shape": s, "dtype": d}) for _, s, d in res.state_dict or [])
+    if bytes_in > cpu_fallback_max_bytes:
+        res.error += f" (data-dependent forward; {bytes_in / 1e9:.1f} GB of inputs and state is too large for a CPU run)"
+        return res
+    cpu = analyze_on(lp, "cpu", with_trace)
+    return cpu if cpu.error is None else res
+
+
+def _numel_bytes(spec: dict) -> int:
+    n = 1
+    for d in spec["shape"]:
+        n *= d
+    return n * torch.empty(0, dtype=getattr(torch, spec["dtype"], torch.float32)).element_size()
+
+
+def analyze_on(lp, device: str, with_trace: bool) -> MetaResult:
+    res = MetaResult(device=device)
+    recorder = AtenRecorder() if with_trace else None
+    try:
+        if device == "meta":
+            model = meta_model(lp)
+            generators: list = []
+            inputs = meta_inputs(lp, generators)
+        else:
+            torch.manual_seed(0)
+            model = build_model(lp, "cpu")
+            generators = meta_inputs_generators(lp)
+            torch.manual_seed(42)
+            inputs = list(lp.module.get_inputs())
+        state = model.state_dict()
+        res.state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in state.items()]
+        res.inputs = [dict(_tensor_spec(x), generator=g) for x, g in zip(inputs, generators)]
+        flop_counter = FlopCounterMode(display=False)
+        with torch.no_grad(), flop_counter:
+            if recorder:
+                with recorder:
+                    out = model(*inputs)
+            else:
+                out = model(*inputs)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        res.outputs = [{"shape": list(o.shape), "dtype": dtype_name(o.dtype)} for o in outs if isinstance(o, torch.Tensor)]
+        res.flops = int(flop_counter.get_total_flops())
+        parts = {
+            "inputs": sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)),
+            "state_dict": sum(tensor_bytes(v) for v in state.values()),
+            "outputs": sum(tensor_bytes(o) for o in outs if isinstance(o, torch.Tensor)),
+        }
+        res.min_bytes_parts, res.min_bytes = parts, sum(parts.values())
+    except Exception as e:
+        res.error = f"{type(e).__name__}: {e}"
+    res.trace = recorder.lines if recorder else None
+    return res
+
+
+def meta_inputs_generators(lp) -> list:
+    gens: list = []
+    meta_inputs(lp, gens)
+    return gens
+
+
+def _tensor_spec(x) -> dict:
+    if isinstance(x, torch.Tensor):
+        return {"name": None, "shape": list(x.shape), "dtype": dtype_name(x.dtype)}
+    return {"name": None, "shape": [], "dtype": type(x).__name__}
+
+
+class AtenRecorder(TorchDispatchMode):
+    """Records every aten op as `op(args)->result`, tensors as `f32[2, 3]` (`{nc}`: non-contiguous)."""
+
+    DROP_KWARGS = ("device", "layout", "pin_memory", "memory_format", "non_blocking")
+
+    def __init__(self):
+        super().__init__()
+        self.lines: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        parts = [fmt_arg(a) for a in args]
+        parts += [f"{k}={fmt_arg(v)}" for k, v in kwargs.items() if k not in self.DROP_KWARGS]
+        self.lines.append(f"{func}({', '.join(parts)})->{fmt_arg(out)}")
+        return out
+
+
+SHORT_DTYPES = {
+    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32",
+    "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "b8", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
+    "complex64": "c64", "complex128": "c128",
+}
+
+
+TRACE_LIST_MAX = 16
+
+
+def fmt_arg(a) -> str:
+    if isinstance(a, torch.Tensor):
+        s = f"{SHORT_DTYPES.get(dtype_name(a.dtype), dtype_name(a.dtype))}[{', '.join(str(d) for d in a.shape)}]"
+        return s if a.is_contiguous() else s + "{nc}"
+    if isinstance(a, (list, tuple)):
+        items = [fmt_arg(x) for x in a[:TRACE_LIST_MAX]]
+        if len(a) > TRACE_LIST_MAX and all(isinstance(x, torch.Tensor) for x in a):
+            items.append(f"...(+{len(a) - TRACE_LIST_MAX})")  # the specs' spelling of long tensor lists
+        else:
+            items += [fmt_arg(x) for x in a[TRACE_LIST_MAX:]]
+        return "[" + ", ".join(items) + "]"
+    if isinstance(a, torch.dtype):
+        return dtype_name(a)
+    if isinstance(a, float):
+        return repr(a)
+    return str(a)
+
+
+_FLOAT_RE = re.compile(r"(?<![\w.])-?(\d+\.\d*(e[+-]?\d+)?|\d+e[+-]?\d+|inf|nan)(?![\w.])")
+
+
+def normalize_trace_line(line: str) -> str:
+    """One spelling for trace lines from either spec file and from AtenRecorder."""
+    s = line.replace(" -> ", "->").replace("{nc}", "")
+    op, _, rest = s.partition("(")
+    op = op[:-len(".default")] if op.endswith(".default") else op
+    rest = rest.replace(" ", "")
+    rest = re.sub(r",?memory_format=[\w.]+", "", rest)  # recorded by some tracers, dropped by others
+    rest = re.sub(r"dtype=(\w+)", lambda m: "dtype=" + SHORT_DTYPES.get(m.group(1), m.group(1)), rest)
+    rest = re.sub(r"(?<=[(,\[])(float32|float64|float16|bfloat16|int64|int32|int8|uint8|bool)(?=[,)\]])",
+                  lambda m: SHORT_DTYPES[m.group(1)], rest)
+
+    return op + "(" + rest
+
+
+def trace_lines_equal(a: str, b: str, rel: float = 1e-4) -> bool:
+    """Normalized trace lines equal, floats within `rel` (spec files print 6 significant digits)."""
+    a, b = normalize_trace_line(a), normalize_trace_line(b)
+    if a == b:
+        return True
+    fa, fb = _FLOAT_RE.findall(a), _FLOAT_RE.findall(b)
+    if _FLOAT_RE.sub("#", a) != _FLOAT_RE.sub("#", b) or len(fa) != len(fb):
+        return False
+    for x, y in zip(fa, fb):
+        x, y = float(x[0]), float(y[0])
+        if not (x == y or abs(x - y) <= rel * max(abs(x), abs(y))):
+            return False
+    return True
