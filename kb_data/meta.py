@@ -6,6 +6,7 @@ A forward that needs real values (data-dependent shapes, `.item()`) runs on the 
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -68,7 +69,13 @@ class _FactoryRecorder(TorchDispatchMode):
 
     def __init__(self):
         super().__init__()
-        self.produced: dict[int, str] = {}
+        # id -> (weak reference, label): an id outlives its tensor and is reused by the next one, so a lookup
+        # checks that the tensor is still the one recorded (without it the labels of inputs varied run to run)
+        self.produced: dict[int, tuple] = {}
+
+    def _label(self, t) -> str | None:
+        ref, label = self.produced.get(id(t), (None, None))
+        return label if ref is not None and ref() is t else None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -81,22 +88,22 @@ class _FactoryRecorder(TorchDispatchMode):
             label = gen
         elif base in ("view", "_unsafe_view", "reshape", "alias", "detach", "_to_copy", "clone", "lift_fresh",
                       "expand", "contiguous") and args and isinstance(args[0], torch.Tensor):
-            label = self.produced.get(id(args[0]), "derived")
+            label = self._label(args[0]) or "derived"
         elif base in ("zeros", "ones", "full", "arange", "empty", "scalar_tensor", "tensor", "linspace"):
             label = "constant"
         else:  # transformed: keep the draw it came from, e.g. derived(randn) for normalize(randn(...))
-            origins = [self.produced.get(id(a)) for a in args if isinstance(a, torch.Tensor)]
+            origins = [self._label(a) for a in args if isinstance(a, torch.Tensor)]
             draws = [o for o in origins if o and o not in ("constant", "derived")]
             base_draw = draws[0] if draws else None
             if base_draw and base_draw.startswith("derived("):
                 base_draw = base_draw[len("derived("):-1]
             label = f"derived({base_draw})" if base_draw else "derived"
         if isinstance(out, torch.Tensor):
-            self.produced[id(out)] = label
+            self.produced[id(out)] = (weakref.ref(out), label)
         return out
 
     def generator_of(self, x) -> str | None:
-        return self.produced.get(id(x))
+        return self._label(x)
 
 
 def _to_meta(x):

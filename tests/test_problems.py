@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from kb_data.cli import main
 from kb_data.meta import analyze_on_meta
@@ -75,6 +76,23 @@ def test_meta_analysis_computes_nothing_and_gets_shapes_flops_bytes():
     assert m.flops == 2 * 2048 ** 3 and m.min_bytes == 3 * 2048 * 2048 * 4
     assert m.trace == ["aten.mm.default(f32[2048, 2048], f32[2048, 2048])->f32[2048, 2048]"]
     assert [i["generator"] for i in m.inputs] == ["randn", "randn"]
+
+
+def test_input_generators_survive_reused_ids():
+    """An input's generator label follows the tensor, not its id: temporaries of get_inputs die and their ids are
+    reused by later tensors (v3/graphics/particles gave `randn` for its scalar `dt` in one build of four)."""
+    import weakref
+
+    from kb_data.meta import _FactoryRecorder
+
+    rec, x, other = _FactoryRecorder(), torch.zeros(1), torch.zeros(1)
+    rec.produced[id(x)] = (weakref.ref(other), "randn")  # what a dead temporary with x's id would have left
+    assert rec.generator_of(x) is None
+    rec.produced[id(x)] = (weakref.ref(x), "rand")
+    assert rec.generator_of(x) == "rand"
+    lp = load_problem(REPO / "problems" / "v3" / "graphics" / "particles.py")
+    labels = {tuple(i["generator"] for i in analyze_on_meta(lp, with_trace=False).inputs) for _ in range(12)}
+    assert labels == {("derived(rand)", "derived(randn)", None, None)}
 
 
 def test_problem_row_is_a_valid_record():
