@@ -220,7 +220,7 @@ class Server:
         for e in prof.events():
             if e.device_type == self.torch.autograd.DeviceType.CUDA:
                 kernels.add(e.name[:300])
-            elif e.name.startswith("aten::"):
+            elif "::" in e.name:  # every namespace: the judge tells the framework's ops from the submission's
                 ops.add(e.name[:300])
         reply = self._deliver(out, msg, inputs)
         reply.update(ops=sorted(ops)[:2000], kernels=sorted(kernels)[:2000])

@@ -114,15 +114,40 @@ def dynamic_checks(cand, mod, ref, state, rules, device, precision, atol, rtol, 
             flag(res, "check_failed", f"{name}: the candidate's reply was unusable ({e})")
 
 
+# Namespaces of the framework's own and its vendor libraries' operators; a submission's torch.library ops live
+# in namespaces of their own, and whatever framework op they call inside is recorded under its own name too.
+FRAMEWORK_OP_NAMESPACES = {"aten", "prims", "mkldnn", "onednn", "quantized", "_quantized", "cudnn", "xnnpack", "mkl",
+                           "fbgemm"}
+
+
+def _op_tokens(name: str) -> tuple[str, ...] | None:
+    """A framework op's name as words ("aten::_masked_softmax" -> masked, softmax; "mkldnn::_linear_pointwise" ->
+    linear, pointwise; "aten::gelu_" -> gelu), or None for an op of any other namespace."""
+    ns, _, op = name.partition("::")
+    if not op or ns not in FRAMEWORK_OP_NAMESPACES:
+        return None
+    return tuple(w for w in op.split(".")[0].strip("_").split("_") if w)
+
+
+def _names_family(tokens: tuple[str, ...], family_ops: list[str]) -> bool:
+    """A family's op among the words, in a row: variants (in place, fused, masked, vendor-prefixed, pointwise
+    epilogues) carry the op's own words, and a name that merely contains its letters (bilinear, convert) does not."""
+    for op in family_ops:
+        words = tuple(w for w in op.strip("_").split("_") if w)
+        if any(tokens[i:i + len(words)] == words for i in range(len(tokens) - len(words) + 1)):
+            return True
+    return False
+
+
 def _families(ops: set[str], kernels: set[str], families: list[str]) -> dict[str, list[str]]:
-    """The op families among these aten ops and GPU kernels of the framework or a vendor library (a kernel of
+    """The op families among these framework ops and GPU kernels of the framework or a vendor library (a kernel of
     the submission's own may well be named after its op): {family: evidence}."""
     found = {}
     library = {k for k in kernels if FRAMEWORK_KERNEL_RE.search(k)}
+    words = {op: t for op in ops if (t := _op_tokens(op))}
     for fam in families:
         spec = OP_FAMILIES[fam]
-        names = {f"aten::{o}" for o in spec["ops"]}
-        ev = sorted(ops & names)
+        ev = sorted(op for op, t in words.items() if _names_family(t, spec["ops"]))
         ev += sorted(k for k in library if re.search(spec["kernels"], k, re.I))[:3]
         if ev:
             found[fam] = ev[:6]
@@ -136,14 +161,14 @@ def _profile_ref(ref, inputs, device):
     with profile(activities=acts) as prof:
         _call(ref, clone_inputs(inputs), 0, "the reference")
         timing.synchronize(device)
-    ops = {e.name for e in prof.events() if e.name.startswith("aten::")}
+    ops = {e.name for e in prof.events() if "::" in e.name and e.device_type != torch.autograd.DeviceType.CUDA}
     kernels = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
     return ops, kernels
 
 
 def profile_checks(cand, mod, ref, rules, device, precision, res, ctx) -> None:
-    """The reference's heavy op families that the candidate also runs (by aten op or by the vendor kernel that
-    does the work, whoever launched it), and whether any kernel of its own ran."""
+    """The reference's heavy op families that the candidate also runs (by framework op in any variant, or by the
+    vendor kernel that does the work, whoever launched it), and whether any kernel of its own ran."""
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
     ref_out = _call(ref, clone_inputs(inputs), 0, "the reference")

@@ -106,3 +106,23 @@ def test_degenerate_reasons_from_samples():
     assert "equals one of its inputs" in degenerate_reason(sample([x1.relu(), x2.relu()]), atol, rtol)
     assert degenerate_reason(sample([torch.tanh(8 * x1 - 4), torch.tanh(8 * x2 - 4)]), atol, rtol) is None
     assert degenerate_reason(sample([x1 * 0.05, x2 * 0.05]), atol, rtol) is None  # range 0.05 > 2 * atol
+
+
+def test_framework_ops_are_recognised_by_their_words_in_framework_namespaces():
+    """A family's op is recognised in its variants (in place, masked, fused, vendor-prefixed, pointwise epilogue)
+    in the framework's and its libraries' namespaces; a name that merely contains its letters is not, and neither is
+    a submission's own torch.library op named after it (red team, 2026-12-02: gelu_, _masked_softmax, oneDNN's
+    _linear_pointwise passed exact-name matching)."""
+    from kb_data.harness.checks import _families
+    from kb_data.rules import OP_FAMILIES
+
+    fams = sorted(OP_FAMILIES)
+    found = lambda *ops: _families(set(ops), set(), fams)
+    assert found("aten::gelu_") == {"activation": ["aten::gelu_"]}
+    assert found("aten::_masked_softmax") == {"softmax": ["aten::_masked_softmax"]}
+    assert found("mkldnn::_linear_pointwise") == {"gemm": ["mkldnn::_linear_pointwise"]}
+    assert found("aten::mkldnn_linear", "aten::addmm.out") == {"gemm": ["aten::addmm.out", "aten::mkldnn_linear"]}
+    assert found("aten::native_layer_norm") == {"norm": ["aten::native_layer_norm"]}
+    assert found("aten::upsample_bilinear2d") == {"resample": ["aten::upsample_bilinear2d"]}  # not gemm's linear
+    assert found("prims::convert_element_type", "aten::relu", "aten::erf", "aten::mul", "aten::var_mean") == {}
+    assert found("kb_corpus_honest::gelu_erf", "mylib::softmax") == {}  # the submission's own namespace
