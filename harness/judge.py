@@ -27,8 +27,6 @@ from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
 CPU_MARGIN_FACTOR = 10.0      # CPU timing bounds: the GPU margins scaled (time slices are milliseconds)
-
-
 CPU_SLOWDOWN_FACTOR = 100.0
 MAX_PAIRED_TRIALS = 1000  # near the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
@@ -100,10 +98,9 @@ def _judge(job: dict, res: dict):
         res["flag_details"]["tolerance_class"] = (f"{precision} (from the reference's outputs and inputs); the suite's "
                                                   f"published rule would use {published}")
 
-    ctx = {"samples": [], "l2_flush_bytes": job.get("l2_flush_bytes"),
-           "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor) else o
-                        for o in _outputs(first_ref)]}
-    ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules)
+    ctx = {"samples": [], "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor)
+                                       else o for o in _outputs(first_ref)]}
+    ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     stage("calibration")
 
     load = {"cmd": "load", "code": job["submission_code"], "module_name": "submission.py", "problem_code": job["problem_code"],
@@ -194,8 +191,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
     model = paired_ref if paired_ref is not None else ref
     work = None  # the reference's inputs live in the same buffers every call, as the candidate's (its slots) do
-    # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms, as long as the
-    # in-process loop before the boundary ran in wall time, and no further than MAX_PAIRED_TRIALS
+    # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
+    # in-process loop before the boundary gathered in that much wall time), and no further than MAX_PAIRED_TRIALS
     while i < warmup + trials or (device.type == "cuda" and sum(claims) + sum(ref_times) < min_ms
                                   and i < MAX_PAIRED_TRIALS):
         kind = checks_at.get(i)
@@ -277,11 +274,11 @@ def _no_grad(model, inputs):
         return model(*inputs)
 
 
-def calibrate(cand, inputs, ctx, device, rules) -> float:
+def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     """What a timed call's round trip costs beyond its own time, measured in the candidate's process before the
     submission is loaded there (so it cannot inflate it): a model that does no work, timed as every call is."""
     cand.request({"cmd": "calibrate", "device": str(device), "l2_flush": rules["l2_flush"], "threads": cpu_threads(),
-                  "l2_flush_bytes": ctx.get("l2_flush_bytes"),
+                  "l2_flush_bytes": job.get("l2_flush_bytes"),
                   "outputs": cand.out_slots(ctx["out_meta"])}, "calibration")
     extra, flushes = [], []
     for i in range(48 if device.type == "cuda" else 16):  # on a GPU its flush median is the side-stream yardstick
@@ -315,8 +312,6 @@ def _bound_claims(res, claims, walls, overhead_ms, rules, device) -> None:
 
 
 FLUSH_SLOWDOWN = 1.15          # the flush ahead of the candidate's timed calls may take this much longer than in its calibration ...
-
-
 FLUSH_SLOWDOWN_MIN_MS = 0.004  # ... and this much more
 
 
@@ -324,7 +319,7 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict) -> None:
     """Work on a stream that does not wait for the caller's runs during the flush ahead of the timed call and slows
     it: the candidate's flush in its timed calls against the same flush in its calibration calls (same process,
     before the submission loaded). The reference's flush, in the judge's process, is recorded beside them: on an
-    H200 it ran 15-20% faster than any candidate process's, honest ones included, so it is no yardstick."""
+    H200 it ran faster than every candidate process's, honest ones included (BENCHMARKS.md), so it is no yardstick."""
     if not t.flush_ms:
         return
     cand = statistics.median(t.flush_ms)
@@ -336,6 +331,3 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict) -> None:
               f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded: work "
               "of forward on another stream ran during it")
 
-
-# ---------------------------------------------------------------------------
-# Dynamic checks: each on its own fresh secret inputs; one that cannot run fails the record (check_failed)

@@ -153,9 +153,10 @@ def compare(ref_out, cand_out, rules: dict, atol: float, rtol: float) -> tuple[b
         close = torch.isclose(cf, rf, atol=atol, rtol=rtol, equal_nan=True).all() if rules["check"] == "allclose" \
             else torch.ones((), dtype=torch.bool, device=rf.device)
         ref_abs = rf.abs()
-        figures = torch.stack([torch.isfinite(rf).all().float(), torch.isfinite(cf).all().float(), diff.max(),
-                               (diff / ref_abs.clamp_min(1e-8)).max(), ref_abs.nan_to_num_(nan=0.0, posinf=0.0).max(),
-                               close.float()])
+        rel = (diff / ref_abs.clamp_min(1e-8)).max()
+        ref_abs.nan_to_num_(nan=0.0, posinf=0.0)  # after `rel`: the largest finite magnitude of the reference
+        figures = torch.stack([torch.isfinite(rf).all().float(), torch.isfinite(cf).all().float(), diff.max(), rel,
+                               ref_abs.max(), close.float()])
         ref_finite, cand_finite, max_abs, max_rel, ref_max, all_close = figures.tolist()
         del ref_abs, diff
         if rules["require_finite"] and not ref_finite:
