@@ -25,15 +25,22 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--tag", default="new")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--shipped-baselines", action="store_true",
+                    help="grade against the shipped baseline rows, as `kb eval` does (no baseline measured per grade)")
     args = ap.parse_args()
     honest = [e for e in entries() if e.honest and e.device in (None, args.device.split(":")[0])]
     ps = ProblemSet()
     rows = []
+    baselines = None
+    if args.shipped_baselines:
+        from kb_data.harness.baselines import BaselineIndex
+
+        baselines = BaselineIndex.shipped()
 
     def one(e):
         opt = Options(device=args.device, require_custom_kernel="allow_framework" not in e.options)
         t0 = time.perf_counter()
-        rec, _ = grade(ps.load(e.problem), e.path.read_text(), name=str(e.path), options=opt)
+        rec, _ = grade(ps.load(e.problem), e.path.read_text(), name=str(e.path), options=opt, baselines=baselines)
         return rec, time.perf_counter() - t0
 
     one(honest[0])  # the worker server's start, once per process, stays out of the figures
@@ -41,7 +48,7 @@ def main() -> None:
         for e in honest:
             rec, wall = one(e)
             details = json.loads(rec.flag_details) if rec.flag_details else {}
-            row = {"tag": args.tag, "repeat": r, "entry": e.path.stem, "problem": e.problem, "status": rec.status,
+            row = {"tag": args.tag, "shipped_baselines": args.shipped_baselines, "repeat": r, "entry": e.path.stem, "problem": e.problem, "status": rec.status,
                    "flags": rec.flags, "wall_s": round(wall, 3), "speedup": rec.speedup, "sol_ms": rec.sol_ms,
                    "ref_ms": rec.ref_ms, "stages": json.loads(rec.harness_seconds or "{}"),
                    "timing_bound": details.get("timing_bound"), "flush_ms": details.get("flush_ms"),

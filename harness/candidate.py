@@ -139,15 +139,15 @@ class Server:
         """The call's inputs, copied from the judge's slots into buffers of this process's own allocator (the
         same buffers every call, as a caller's tensors would be), outside any timed interval."""
         out = []
-        for x in msg["inputs"]:
+        for j, x in enumerate(msg["inputs"]):
             if "slot" not in x:
                 out.append(x["value"])
                 continue
             desc = channel.SlotDesc.from_msg(x["slot"])
             src = channel.open_slot(desc, self.slots, self.received)
-            work = self.work.get(desc.name)
+            work = self.work.get(j)
             if work is None or work.shape != src.shape or work.dtype != src.dtype:
-                work = self.work[desc.name] = self.torch.empty_like(src)
+                work = self.work[j] = self.torch.empty_like(src)
             work.copy_(src)
             out.append(work)
         if self.device.type == "cuda" and self.timer is not None:
@@ -194,14 +194,19 @@ class Server:
         return reply
 
     def cmd_timed(self, msg: dict) -> dict:
-        """One timed call as the trusted side times its reference (timing.Timer), outputs delivered after."""
-        inputs = self._inputs(msg)
-        self.timing.manual_seed(msg["rng"])
-        ms, out, snap, flush_ms = self.timer._timed(lambda _i: self._no_grad_call(inputs), 0)
-        late = snap is not None and not self.timing._same(snap, out)
-        reply = self._deliver(out, msg, inputs)
-        reply.update(ms=ms, flush_ms=flush_ms, late=late)
-        return reply
+        """A batch of timed calls, each as the trusted side times its reference (timing.Timer) on its own inputs,
+        its outputs delivered after it; one reply for the batch."""
+        replies = []
+        for call in msg["calls"]:
+            inputs = self._inputs(call)
+            self.timing.manual_seed(call["rng"])
+            ms, out, snap, flush_ms = self.timer._timed(lambda _i: self._no_grad_call(inputs), 0)
+            late = snap is not None and not self.timing._same(snap, out)
+            reply = self._deliver(out, call, inputs)
+            reply.update(ms=ms, flush_ms=flush_ms, late=late)
+            replies.append(reply)
+            del out, snap
+        return {"calls": replies}
 
     def _no_grad_call(self, inputs):
         with self.torch.no_grad():
@@ -244,7 +249,22 @@ COMMANDS = {"calibrate", "load", "load_weights", "forward", "timed", "profile", 
 
 
 def _describe(e: BaseException, n: int = 12) -> str:
-    lines = str(e).strip().splitlines()
-    text = "\n".join(lines[:n] + (["..."] if len(lines) > n else []))
-    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-4))[-1500:]
-    return f"{type(e).__name__}: {text}\n{tb}"[:6000]
+    """The exception with its last frames and, when it was raised while handling others (a `finally` that fails on
+    a sticky CUDA error hides what went wrong), the first of them the same way and those between by their names."""
+    chain, seen = [], set()
+    while e is not None and id(e) not in seen and len(chain) < 16:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+
+    def one(x: BaseException, cap: int) -> str:
+        lines = str(x).strip().splitlines()
+        text = "\n".join(lines[:n] + (["..."] if len(lines) > n else []))
+        tb = "".join(traceback.format_exception(type(x), x, x.__traceback__, limit=-4, chain=False))[-1500:]
+        return f"{type(x).__name__}: {text}\n{tb}"[:cap]
+
+    if len(chain) == 1:
+        return one(chain[0], 6000)
+    between = "".join(f"\n  {type(x).__name__}: {(str(x).strip().splitlines() or [''])[0][:200]}" for x in chain[1:-1])
+    return (f"{one(chain[0], 1000)}\n--- raised while handling ({len(chain) - 2} between){between}\n--- the first error ---\n"
+            f"{one(chain[-1], 2400)}")[:6000]

@@ -28,8 +28,11 @@ from kb_data.rules import precision_class, tolerance, tolerance_precision
 
 CPU_MARGIN_FACTOR = 10.0      # CPU timing bounds: the GPU margins scaled (time slices are milliseconds)
 CPU_SLOWDOWN_FACTOR = 100.0
-MAX_PAIRED_TRIALS = 1000  # near the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
+MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
+MAX_BATCH = 16  # timed calls per round trip to the candidate
+BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
+CALIBRATION_CALLS, CALIBRATION_CALLS_CPU = 48, 16  # no-work calls timed before the submission loads
 
 
 def judge(job: dict) -> dict:
@@ -51,7 +54,9 @@ def judge(job: dict) -> dict:
     finally:
         cand = res.pop("_candidate", None)
         if cand is not None:
+            t0 = timing._perf_counter()
             cand.close(res)
+            res["stage_s"]["sandbox_close"] = timing._perf_counter() - t0
     if res["status"] is None:
         res["status"] = "ok"
     res["flags"] = sorted(set(res["flags"]))
@@ -100,6 +105,7 @@ def _judge(job: dict, res: dict):
 
     ctx = {"samples": [], "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor)
                                        else o for o in _outputs(first_ref)]}
+    ctx["batch"] = batch_size(first, ctx["out_meta"], device)
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     stage("calibration")
 
@@ -178,87 +184,107 @@ def _same_inputs(a: list, b: list) -> bool:
     return all(torch.equal(x, y) for x, y in zip(a, b) if isinstance(x, torch.Tensor))
 
 
+def batch_size(inputs: list, out_meta: list, device) -> int:
+    """Timed calls per round trip to the candidate: as many as BATCH_BYTES of input and output slots hold (host
+    memory on a CPU, where the judge also keeps each call's inputs and outputs), at most MAX_BATCH."""
+    per_call = sum(x.numel() * x.element_size() for x in list(inputs) + list(out_meta) if isinstance(x, torch.Tensor))
+    budget = BATCH_BYTES if device.type == "cuda" else BATCH_BYTES // 4
+    return max(1, min(MAX_BATCH, budget // max(per_call, 1)))
+
+
 def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx, job) -> None:
     timer = timing.Timer(device, l2_flush=rules["l2_flush"], flush_bytes=job.get("l2_flush_bytes"))
     warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
     min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
-    claims, ref_times, walls, cand_flush, ref_flush, late = [], [], [], [], [], []
-    stale, i = None, 0
+    claims, ref_times, cand_flush, ref_flush, late, bounds = [], [], [], [], [], []
+    stale, i, batches = None, 0, 0
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; off-distribution inputs on a degenerate problem)
     kinds = ["fp64"] + (["off"] if ctx.get("degenerate") else [])
     positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
     checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
     model = paired_ref if paired_ref is not None else ref
-    work = None  # the reference's inputs live in the same buffers every call, as the candidate's (its slots) do
+    work = None  # the reference's inputs live in the same buffers every call, as the candidate's do
     # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
     # in-process loop before the boundary gathered in that much wall time), and no further than MAX_PAIRED_TRIALS
     while i < warmup + trials or (device.type == "cuda" and sum(claims) + sum(ref_times) < min_ms
                                   and i < MAX_PAIRED_TRIALS):
-        kind = checks_at.get(i)
-        if kind is None and i >= warmup + trials and secrets.randbelow(EXTRA_CHECK_ODDS) == 0:
-            kind = kinds[secrets.randbelow(len(kinds))]  # a loop that runs on (short kernels) keeps being checked
-        inputs = fresh_inputs(mod, device, ctx)
-        if kind == "off":
-            inputs = off_distribution(inputs, device)
-        if work is None or any(isinstance(w, torch.Tensor) and w.shape != x.shape for w, x in zip(work, inputs)):
-            work = clone_inputs(inputs)
-        else:
-            for w, x in zip(work, inputs):
-                if isinstance(w, torch.Tensor):
-                    w.copy_(x)
-        timer.flush()  # as the candidate does after its input copies: both timed flushes start from a clean L2
-        timing.synchronize(device)
-        rng = draw_seed()
-        order = ("cand", "ref") if i % 2 == 0 else ("ref", "cand")
-        for side in order:
+        # a CPU loop stops at the rule's count; a GPU loop's batches may overshoot it, which only adds evidence
+        k = ctx["batch"] if device.type == "cuda" else min(ctx["batch"], warmup + trials - i)
+        calls = []
+        for c in range(k):
+            kind = checks_at.get(i + c)
+            if kind is None and i + c >= warmup + trials and secrets.randbelow(EXTRA_CHECK_ODDS) == 0:
+                kind = kinds[secrets.randbelow(len(kinds))]  # a loop that runs on (short kernels) keeps being checked
+            inputs = fresh_inputs(mod, device, ctx)
+            if kind == "off":
+                inputs = off_distribution(inputs, device)
+            calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": draw_seed()})
+        msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), sync=False), "rng": t["rng"],
+                                          "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
+                                         for c, t in enumerate(calls)]}
+        timing.synchronize(device)  # the slots are written before the candidate reads them
+        for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
-                timing.manual_seed(rng)
-                with cand.paused(i):
-                    ms, ref_out, _, fl = timer._timed(lambda _i: _no_grad(model, work), i)
-                if i >= warmup and kind != "off":
-                    ref_times.append(ms)
-                    if fl is not None:
-                        ref_flush.append(fl)
+                with cand.paused():
+                    for t in calls:
+                        if work is None or any(isinstance(w, torch.Tensor) and w.shape != x.shape
+                                               for w, x in zip(work, t["inputs"])):
+                            work = clone_inputs(t["inputs"])
+                        else:
+                            for w, x in zip(work, t["inputs"]):
+                                if isinstance(w, torch.Tensor):
+                                    w.copy_(x)
+                        timer.flush()  # as the candidate does after its input copies: both timed flushes start clean
+                        timing.synchronize(device)
+                        timing.manual_seed(t["rng"])
+                        t["ref_ms"], out, _, t["ref_flush"] = timer._timed(lambda _i: _no_grad(model, work), i)
+                        # a compiled reference's CUDA graph rewrites its outputs in the batch's next call
+                        t["ref_out"] = _own(out) if k > 1 else out
             else:
-                msg = {"cmd": "timed", "inputs": cand.slot_inputs(inputs), "rng": rng,
-                       "outputs": cand.out_slots(ctx["out_meta"])}
                 h0 = timing._perf_counter()
                 reply = cand.request(msg, "timing")
                 wall = (timing._perf_counter() - h0) * 1e3
-                claim = channel.field(reply, "ms", float)
-                fl = channel.field(reply, "flush_ms", float, optional=True)
-                cand_reply = reply
-                if i >= warmup and kind != "off":
-                    claims.append(claim)
-                    walls.append(wall)
-                    if fl is not None:
-                        cand_flush.append(fl)
-                    if reply.get("late") is True:
-                        late.append(i)
-        outs, why = cand.outputs(cand_reply, ref_out)
-        ok, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
-        if kind == "off":
-            finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
-            if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # keep a failing one
-                ctx["timed_off"] = (ok, why, outs, inputs, rng)
-        elif not ok and stale is None:
-            stale = f"timed call {i}: {why}"
-        elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]):
-            errors = _fp64_errors(ref, outs, inputs, rng)
-            if isinstance(errors, list):
-                ctx.setdefault("timed_fp64", []).extend(errors)
-        del ref_out
-        i += 1
+                for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
+                    t["reply"], t["ms"] = r, channel.field(r, "ms", float)
+                    t["flush"] = channel.field(r, "flush_ms", float, optional=True)
+                    t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
+                bounds.append((wall / k, statistics.fmean(t["ms"] for t in calls)))
+        for t in calls:
+            kind, inputs, ref_out, outs = t["kind"], t["inputs"], t["ref_out"], t["outs"]
+            if t["i"] >= warmup and kind != "off":
+                claims.append(t["ms"])
+                ref_times.append(t["ref_ms"])
+                if t["flush"] is not None:
+                    cand_flush.append(t["flush"])
+                if t["ref_flush"] is not None:
+                    ref_flush.append(t["ref_flush"])
+                if t["reply"].get("late") is True:
+                    late.append(t["i"])
+            ok, why, _, _ = judged(ref_out, outs, t["why"], rules, atol, rtol)
+            if kind == "off":
+                finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
+                if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # keep a failing one
+                    ctx["timed_off"] = (ok, why, outs, inputs, t["rng"])
+            elif not ok and stale is None:
+                stale = f"timed call {t['i']}: {why}"
+            elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]):
+                errors = _fp64_errors(ref, outs, inputs, t["rng"])
+                if isinstance(errors, list):
+                    ctx.setdefault("timed_fp64", []).extend(errors)
+        del calls
+        i, batches = i + k, batches + 1
     if stale:
         flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")
     cand_t, ref_t = timing.Timing(claims, device.type, cand_flush, late), timing.Timing(ref_times, device.type, ref_flush)
     res.update(sol_ms=cand_t.median_ms, sol_p10_ms=cand_t.p10_ms, sol_p90_ms=cand_t.p90_ms, n_trials=len(claims))
-    _bound_claims(res, claims, walls, ctx["overhead_ms"], rules, device)
+    _bound_claims(res, bounds, ctx["overhead_ms"], rules, device)
+    if "timing_bound" in res["flag_details"]:
+        res["flag_details"]["timing_bound"]["calls_per_round_trip"] = ctx["batch"]
     if late:
         flag(res, "side_stream_work", f"{len(late)} timed call(s) (first: {late[0]}) were still writing their output "
               "after forward returned: work on another stream, outside the timed interval")
-    _flush_check(cand_t, ctx.get("calibration_flush_ms"), ref_t if paired_ref is not None else None, res)
+    _flush_check(cand_t, ctx.get("calibration_flush_ms"), ref_t if paired_ref is not None else None, res, rules)
     if paired_ref is not None:
         res["ref_paired_ms"] = ref_t.median_ms
         res["paired_speedup"] = timing.paired_ratio(cand_t, ref_t)
@@ -269,6 +295,27 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                   f"alone before it was loaded its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
 
 
+def _batch_replies(reply: dict, k: int) -> list[dict]:
+    replies = channel.field(reply, "calls", list, max_len=k)
+    if len(replies) != k or not all(isinstance(r, dict) for r in replies):
+        raise ChannelError(f"a batch of {k} timed calls needs {k} replies (objects), got {len(replies)}")
+    return replies
+
+
+def _prefix(c: int) -> str:
+    """The slots of a batch's call `c`; the first call's are the ones every other command uses (no extra memory)."""
+    return f"b{c}." if c else ""
+
+
+def _own(out):
+    """The outputs as tensors of their own (the same structure)."""
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, (tuple, list)):
+        return type(out)(o.clone() if isinstance(o, torch.Tensor) else o for o in out)
+    return out
+
+
 def _no_grad(model, inputs):
     with torch.no_grad():
         return model(*inputs)
@@ -276,33 +323,37 @@ def _no_grad(model, inputs):
 
 def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     """What a timed call's round trip costs beyond its own time, measured in the candidate's process before the
-    submission is loaded there (so it cannot inflate it): a model that does no work, timed as every call is."""
+    submission is loaded there (so it cannot inflate it): a model that does no work, timed as every call is, in
+    batches of the timing loop's size. On a GPU its flush median is also the side-stream check's yardstick."""
     cand.request({"cmd": "calibrate", "device": str(device), "l2_flush": rules["l2_flush"], "threads": cpu_threads(),
                   "l2_flush_bytes": job.get("l2_flush_bytes"),
                   "outputs": cand.out_slots(ctx["out_meta"])}, "calibration")
+    k = ctx["batch"]
+    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c)), "rng": 0,
+                                      "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))} for c in range(k)]}
     extra, flushes = [], []
-    for i in range(48 if device.type == "cuda" else 16):  # on a GPU its flush median is the side-stream yardstick
-        msg = {"cmd": "timed", "inputs": cand.slot_inputs(inputs), "rng": 0, "outputs": cand.out_slots(ctx["out_meta"])}
+    calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
+    for b in range(1 + -(-calls // k)):  # the first batch warms up
         h0 = timing._perf_counter()
         reply = cand.request(msg, "calibration")
         wall = (timing._perf_counter() - h0) * 1e3
-        if i >= 3:
-            extra.append(wall - channel.field(reply, "ms", float))
-            if (fl := channel.field(reply, "flush_ms", float, optional=True)) is not None:
-                flushes.append(fl)
+        replies = _batch_replies(reply, k)
+        if b:
+            extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
+            flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     return statistics.median(extra)
 
 
-def _bound_claims(res, claims, walls, overhead_ms, rules, device) -> None:
-    """The candidate's reported times against the judge's clock: each timed call's round trip, less what a round
-    trip costs with no work (calibrated before the submission loaded), is the trusted figure. A claim far under
-    it was not measured but made up."""
-    if not claims or not walls:
+def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
+    """The candidate's reported times against the judge's clock: each batch's round trip per call, less what a
+    call costs with no work (calibrated before the submission loaded), is the trusted figure; the batch's mean
+    claim is what it is held against. A claim far under it was not measured but made up."""
+    if not bounds:
         flag(res, "check_failed", "timing: no timed call came back to bound")
         return
-    trusted = statistics.median(w - overhead_ms for w in walls)
-    claimed = statistics.median(claims)
+    trusted = statistics.median(w - overhead_ms for w, _ in bounds)
+    claimed = statistics.median(c for _, c in bounds)
     margin = rules["timing_bound_margin_ms"] * (1 if device.type == "cuda" else CPU_MARGIN_FACTOR)
     res["flag_details"]["timing_bound"] = {"claimed_ms": claimed, "trusted_ms": trusted, "overhead_ms": overhead_ms,
                                            "margin_ms": margin}
@@ -311,11 +362,7 @@ def _bound_claims(res, claims, walls, overhead_ms, rules, device) -> None:
               f"reported {claimed:.4g} ms (allowed: x{rules['timing_bound_slack']} + {margin:g} ms)")
 
 
-FLUSH_SLOWDOWN = 1.15          # the flush ahead of the candidate's timed calls may take this much longer than in its calibration ...
-FLUSH_SLOWDOWN_MIN_MS = 0.004  # ... and this much more
-
-
-def _flush_check(t, calibrated_ms, t_ref, res: dict) -> None:
+def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
     """Work on a stream that does not wait for the caller's runs during the flush ahead of the timed call and slows
     it: the candidate's flush in its timed calls against the same flush in its calibration calls (same process,
     before the submission loaded). The reference's flush, in the judge's process, is recorded beside them: on an
@@ -326,7 +373,7 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict) -> None:
     ref = statistics.median(t_ref.flush_ms) if t_ref is not None and t_ref.flush_ms else None
     res["flag_details"]["flush_ms"] = {"candidate": cand, "calibration": calibrated_ms,
                                        **({"reference": ref} if ref is not None else {})}
-    if calibrated_ms and cand > FLUSH_SLOWDOWN * calibrated_ms and cand - calibrated_ms > FLUSH_SLOWDOWN_MIN_MS:
+    if calibrated_ms and cand > rules["flush_slowdown"] * calibrated_ms and cand - calibrated_ms > rules["flush_slowdown_min_ms"]:
         flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
               f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded: work "
               "of forward on another stream ran during it")

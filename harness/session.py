@@ -21,7 +21,8 @@ from kb_data.harness.sandbox import Limits, Sandbox
 from kb_data.io import lock_dir
 
 
-PAUSE_RESCAN_EVERY = 64
+EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
+PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
 
 
 def flag(res: dict, name: str, detail) -> None:
@@ -47,6 +48,7 @@ class Candidate:
         self.arena = channel.SlotArena(self.device)
         self.tampered: list[str] = []
         self._pids = None
+        self._pauses = 0
         self.res = res
         res["sandbox"] = level
 
@@ -85,30 +87,31 @@ class Candidate:
         raise Stage("crashed", f"the candidate's process {how} in stage '{stage}' ({why})"
                     + (f"\n--- candidate output (tail) ---\n{tail}" if tail else ""))
 
-    def slot_inputs(self, inputs: list) -> list:
-        """Write inputs into the candidate's input slots; the message part that names them."""
+    def slot_inputs(self, inputs: list, prefix: str = "", sync: bool = True) -> list:
+        """Write inputs into the candidate's input slots (`prefix`: one set per call of a batch); the message part
+        that names them."""
         out = []
         for j, x in enumerate(inputs):
             if isinstance(x, torch.Tensor):
-                desc, t = self.arena.tensor(f"in{j}", x.dtype, x.shape)
+                desc, t = self.arena.tensor(f"{prefix}in{j}", x.dtype, x.shape)
                 t.copy_(x)
                 out.append({"slot": desc.to_msg()})
             else:
                 if not isinstance(x, (int, float, bool, str, type(None))):
                     raise Stage("runtime_error", f"input {j} of type {type(x).__name__} cannot be handed over")
                 out.append({"value": x})
-        if self.device.type == "cuda":
+        if sync and self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return out
 
-    def out_slots(self, ref_out) -> list:
+    def out_slots(self, ref_out, prefix: str = "") -> list:
         descs = []
         for k, o in enumerate(_outputs(ref_out)):
             if isinstance(o, torch.Tensor):
-                descs.append(self.arena.tensor(f"out{k}", o.dtype, o.shape)[0].to_msg())
+                descs.append(self.arena.tensor(f"{prefix}out{k}", o.dtype, o.shape)[0].to_msg())
         return descs
 
-    def outputs(self, reply: dict, ref_out) -> tuple[list | None, str | None]:
+    def outputs(self, reply: dict, ref_out, prefix: str = "") -> tuple[list | None, str | None]:
         """The candidate's outputs as private copies, or why they cannot be judged (structure, type, dtype)."""
         seen = channel.field(reply, "outputs", list, max_len=64)
         refs = _outputs(ref_out)
@@ -137,16 +140,17 @@ class Candidate:
             dev = channel.field(info, "device", str, max_len=40)
             if torch.device(dev) != self.device:
                 return None, f"{where}on {dev}, expected {self.device}"
-            outs.append(self.arena.slots[f"out{k}"][1].clone())
+            outs.append(self.arena.slots[f"{prefix}out{k}"][1].clone())
         return outs, None
 
     @contextmanager
-    def paused(self, i: int):
+    def paused(self):
         """The sandbox's processes stopped while the judge times its reference: nothing of the submission's
         (a thread, a child) competes with it for the CPU. The process list (a /proc scan, milliseconds on a busy
-        host) is refreshed every PAUSE_RESCAN_EVERY calls."""
-        if i % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
+        host) is refreshed every PAUSE_RESCAN_EVERY pauses."""
+        if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()
+        self._pauses += 1
         stopped = []
         for pid in self._pids:
             try:
@@ -168,6 +172,9 @@ class Candidate:
             if self.sb.alive() and self.sb.sock is not None:
                 try:
                     channel.send(self.sb.sock, {"cmd": "exit"})
+                    # killed while it exits, a strong sandbox's PID namespace takes about 2 s to go (on an H200,
+                    # BENCHMARKS.md); left to exit, under 0.1 s. Whatever is left after the grace is killed.
+                    self.sb.wait(EXIT_GRACE_S)
                 except (OSError, ChannelError):
                     pass
             res["peak_host_memory_bytes"] = self.sb.peak_rss

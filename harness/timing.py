@@ -10,7 +10,7 @@ Two kinds of work could leave the interval uncounted, and both are checked: work
 when forward returns (the outputs are copied on the caller's stream right after the end event and must equal
 the outputs after the sync: `Timing.late_calls`), and work on another stream that does not wait for the caller's
 and so runs during the flush: it slows the flush, whose GPU time is taken in every call (`Timing.flush_ms`) and
-compared with the flush ahead of the reference's calls in a paired loop (judge._flush_check).
+compared with the same flush in the candidate's calibration calls (judge._flush_check).
 
 The timer functions are captured when this module is imported, which the worker does
 before it imports any submission; `timer_surface_changes()` reports what a submission

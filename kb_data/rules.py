@@ -62,6 +62,8 @@ CHECKS = {
     "precision_factor": 20.0,
     "precision_floor": 5e-5,
     "constant_rel": 1e-6,
+    "flush_slowdown": 1.15,
+    "flush_slowdown_min_ms": 0.004,
 }
 
 SUITE_RULES = {

@@ -22,11 +22,12 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.5"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.6"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
-# (failure_cause), and which record an audit re-graded (audit_of, audit_dataset, audit_revision, audit_published_accepted)
+# (failure_cause), and which record an audit re-graded (audit_of, audit_dataset, audit_revision, audit_published_accepted);
+# 1.6: the side-stream flush check's bound in the rules (flush_slowdown, flush_slowdown_min_ms)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -129,6 +130,8 @@ RULES = pa.struct([
     ("precision_factor", F64),       # candidate's error to float64 over this many times the reference's ...
     ("precision_floor", F64),        # ... and over this (fp32 class; x100 fp16, x400 bf16): precision_downgrade
     ("constant_rel", F64),           # outputs that move less than this across inputs while the reference's move
+    ("flush_slowdown", F64),         # the L2 flush ahead of a timed call slower than in calibration by this factor ...
+    ("flush_slowdown_min_ms", F64),  # ... and this many ms: work on another stream ran during it (side_stream_work)
 ])
 
 

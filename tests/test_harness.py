@@ -710,6 +710,7 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     for the caller's shares the GPU with the flush (82.9 against 68.6 us). The reference's flush, timed in the
     judge's process, is kept beside them and never compared. Without a calibration figure there is nothing to judge."""
     from kb_data.harness import judge
+    from kb_data.rules import CHECKS
 
     def timed(flush_ms):
         return timing.Timing([0.01] * len(flush_ms), "cuda", flush_ms=flush_ms)
@@ -717,18 +718,18 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     for cand, calib, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
                                  (0.0740, 0.0686, False), (0.0770, 0.0686, False)):  # +12%: under the 15% bound
         res = {"flags": [], "flag_details": {}}
-        judge._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res)
+        judge._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res, CHECKS)
         assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib)
         assert res["flag_details"]["flush_ms"] == {"candidate": cand, "calibration": calib, "reference": 0.05}
     res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figures kept
-    judge._flush_check(timed([0.0841] * 3), 0.0686, None, res)
+    judge._flush_check(timed([0.0841] * 3), 0.0686, None, res, CHECKS)
     assert res["flags"] == ["side_stream_work"] and res["flag_details"]["flush_ms"] == {"candidate": 0.0841,
                                                                                           "calibration": 0.0686}
     res = {"flags": [], "flag_details": {}}
-    judge._flush_check(timed([0.0841] * 3), None, None, res)
+    judge._flush_check(timed([0.0841] * 3), None, None, res, CHECKS)
     assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841, "calibration": None}}}
     res = {"flags": [], "flag_details": {}}  # the CPU: no flush timed on a device
-    judge._flush_check(timing.Timing([1.0], "cpu"), None, timing.Timing([1.0], "cpu"), res)
+    judge._flush_check(timing.Timing([1.0], "cpu"), None, timing.Timing([1.0], "cpu"), res, CHECKS)
     assert res == {"flags": [], "flag_details": {}}
 
 

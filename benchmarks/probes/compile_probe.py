@@ -104,7 +104,7 @@ def server_arm(level: str) -> dict:
         io = {"inputs": [{"slot": d_in.to_msg()}], "outputs": [d_out.to_msg()], "rng": 12345}
         steps = [("calibrate", {"cmd": "calibrate", "device": "cuda:0", "l2_flush": True, "threads": 4,
                                 "outputs": [d_out.to_msg()]}),
-                 ("timed", {"cmd": "timed", **io}),
+                 ("timed", {"cmd": "timed", "calls": [io]}),
                  ("load", {"cmd": "load", "code": code, "module_name": "submission.py", "problem_code": problem.code,
                            "problem_id": problem.problem_id, "device": "cuda:0", "l2_flush": True,
                            "class_names": ["ModelNew", "Model"], "init_seed": None, "eval": False, "threads": 4}),
