@@ -62,7 +62,7 @@ def visible_devices(workers: str | int | None) -> list[str]:
     return ["cpu"] * n
 
 
-def _key(problem_id: str, sol_sha: str, model: str | None) -> str:
+def record_key(problem_id: str, sol_sha: str, model: str | None) -> str:
     return f"{problem_id}|{sol_sha}|{model or ''}"
 
 
@@ -100,7 +100,7 @@ class RecordSink:
                     r = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut by a crash mid-write; its job runs again
-                self.done.add(_key(r["problem_id"], r["solution_sha256"], r.get("model")))
+                self.done.add(record_key(r["problem_id"], r["solution_sha256"], r.get("model")))
 
     def _append(self, path: Path, row: dict) -> None:
         with open(path, "a", encoding="utf-8") as f:
@@ -113,7 +113,7 @@ class RecordSink:
             self._append(self.path, rec.to_row())
             if baseline is not None:
                 self._append(self.baselines_path, baseline.to_row())
-            self.done.add(_key(rec.problem_id, rec.solution_sha256, rec.model))
+            self.done.add(record_key(rec.problem_id, rec.solution_sha256, rec.model))
 
     def records(self) -> list[RunRecord]:
         rows = []
@@ -156,7 +156,7 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
             print(f"skip {job.submission}: {e}")
             continue
         sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
-        key = _key(problem.problem_id, sha, model)
+        key = record_key(problem.problem_id, sha, model)
         if key in sink.done or key in queued:
             continue
         queued.add(key)

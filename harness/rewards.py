@@ -1,0 +1,118 @@
+"""Grading from Python, for training loops: (problem, source) pairs in, run records out as they finish.
+
+    from kb_data.harness.rewards import grade_sources, RewardPolicy
+
+    policy = RewardPolicy()
+    for i, rec in grade_sources([("v3/level1/26_GELU_", source_a), ("v3/level1/23_Softmax", source_b)]):
+        print(i, rec.status, policy(rec))
+
+The same pipeline as `kb eval --batch` (harness/batch.py): every submission graded by `grade()` in its own
+sandbox, one worker thread per device, the shipped baselines unless others are given, and with `out=` the same
+resumable records folder (a pair graded before is not graded again: its stored record comes back).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import queue
+import threading
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator
+
+from kb_data.problems import ProblemError, ProblemSet
+from kb_data.schema import RunRecord
+from kb_data.harness.baselines import BaselineIndex
+from kb_data.harness.batch import RecordSink, record_key, visible_devices
+from kb_data.harness.grade import Options, grade
+from kb_data.harness.worker import run_per_device
+
+
+def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None = None, workers="auto",
+                  baselines: BaselineIndex | None = None, out=None, suite: str | None = None,
+                  problems_root=None) -> Iterator[tuple[int, RunRecord]]:
+    """Grade each (problem id or name, submission source) pair; yields (index of the pair, its RunRecord) in the
+    order they finish. Every problem is resolved before anything is graded: an unknown one raises ProblemError
+    naming all of them. Closing the iterator early stops the workers after the submissions they are grading."""
+    options = options or Options()
+    baselines = baselines if baselines is not None else BaselineIndex.shipped()
+    ps = ProblemSet(problems_root)
+    items, unknown = [], []
+    for i, (problem_ref, source) in enumerate(pairs):
+        if not isinstance(source, str):
+            raise TypeError(f"pair {i}: the submission must be its source as a str, got {type(source).__name__}")
+        try:
+            items.append((i, ps.load(problem_ref, suite), source))
+        except ProblemError as e:
+            unknown.append(f"pair {i}: {e}")
+    if unknown:
+        raise ProblemError("unknown problems, nothing graded:\n" + "\n".join(unknown))
+    sink = RecordSink(out) if out is not None else None
+    try:
+        stored = {}
+        if sink is not None:
+            stored = {record_key(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
+        todo = []
+        for i, problem, source in items:
+            key = record_key(problem.problem_id, hashlib.sha256(source.encode("utf-8")).hexdigest(), options.model)
+            if key in stored:
+                yield i, stored[key]
+            else:
+                todo.append((i, problem, source))
+        yield from _stream(todo, visible_devices(workers), options, baselines, sink)
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+def _stream(todo, devices, options, baselines, sink) -> Iterator[tuple[int, RunRecord]]:
+    done: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def grade_on(device: str, item) -> None:
+        i, problem, source = item
+        try:
+            rec, base = grade(problem, source, name=f"submission_{i}.py", options=replace(options, device=device),
+                              baselines=baselines)
+            if sink is not None:
+                sink.add(rec, base)
+            done.put((i, rec))
+        except BaseException as e:  # grade() never raises for a bad submission: this is the harness's own failure
+            done.put((i, e))
+
+    runner = threading.Thread(target=run_per_device, args=(devices, todo, grade_on, stop.is_set), daemon=True)
+    runner.start()
+    try:
+        for _ in range(len(todo)):
+            i, got = done.get()
+            if isinstance(got, BaseException):
+                raise RuntimeError(f"grading pair {i} failed in the harness: {got}") from got
+            yield i, got
+    finally:
+        stop.set()  # an early close: the workers finish what they hold and take nothing more
+        runner.join()
+
+
+@dataclass(frozen=True)
+class RewardPolicy:
+    """What a run record earns, stated in full. A correct submission earns `correct`, plus `speedup_weight` x
+    log2 of its speedup where that is over 1 (capped at `speedup_cap`): 2x faster than the baseline adds one
+    `speedup_weight`, a slower one earns `correct` alone, so that being right always pays at least as much as being
+    wrong. A submission the anti-cheat rejects earns `rejected`, below a wrong one, so that a hack never pays more
+    than an honest failure; every other status earns `failed`."""
+    correct: float = 1.0
+    speedup_weight: float = 1.0
+    speedup_cap: float = 16.0
+    incorrect: float = 0.0
+    failed: float = 0.0
+    rejected: float = -1.0
+
+    def __call__(self, rec: RunRecord) -> float:
+        if rec.status == "ok" and rec.correct:
+            if rec.speedup is None or not math.isfinite(rec.speedup) or rec.speedup <= 0:
+                return self.correct
+            return self.correct + self.speedup_weight * math.log2(min(max(rec.speedup, 1.0), self.speedup_cap))
+        if rec.status == "rejected":
+            return self.rejected
+        if rec.status == "incorrect":
+            return self.incorrect
+        return self.failed

@@ -1,0 +1,70 @@
+"""The training-loop API: source strings in, records out as they finish, on the batch pipeline; the reward policy."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kb_data.problems import ProblemError
+from kb_data.schema import RunRecord
+from kb_data.harness.batch import RecordSink
+from kb_data.harness.grade import Options
+from kb_data.harness.rewards import RewardPolicy, grade_sources
+from tests.corpus import SMALL_PROBLEMS
+
+HONEST_RELU = "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0)\n"
+WRONG_RELU = "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 0\n"
+BROKEN = "def broken(:\n"
+OPT = Options(device="cpu", trials=3, warmup=1, require_custom_kernel=False)
+
+
+def test_sources_are_graded_into_records_with_their_index_and_resume_from_the_folder(tmp_path):
+    pairs = [("v0.1/level1/19_ReLU", HONEST_RELU), ("19_ReLU", WRONG_RELU), ("v0.1/level1/19_ReLU", BROKEN)]
+    got = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
+    assert sorted(got) == [0, 1, 2]
+    assert [got[i].status for i in range(3)] == ["ok", "incorrect", "compile_error"]
+    assert all(r.problem_id == "v0.1/level1/19_ReLU" for r in got.values())
+    assert got[0].sandbox and got[1].sandbox  # graded in a sandbox; the syntax error never left the static checks
+    assert len(RecordSink(tmp_path).records()) == 3  # written by the batch's sink, as `kb eval --batch` writes them
+    again = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
+    assert {i: r.to_row() for i, r in again.items()} == {i: r.to_row() for i, r in got.items()}  # the stored ones
+    assert len(RecordSink(tmp_path).records()) == 3  # nothing graded twice
+
+
+def test_an_unknown_problem_stops_everything_before_grading(tmp_path):
+    with pytest.raises(ProblemError, match=r"pair 1: .*no_such_problem"):
+        list(grade_sources([("19_ReLU", HONEST_RELU), ("no_such_problem", HONEST_RELU)], options=OPT,
+                           out=tmp_path, problems_root=SMALL_PROBLEMS))
+    assert not (tmp_path / "records.jsonl").exists()
+    with pytest.raises(TypeError, match="pair 0"):
+        list(grade_sources([("19_ReLU", b"bytes")], options=OPT, problems_root=SMALL_PROBLEMS))
+
+
+def test_closing_early_stops_the_workers_after_what_they_hold(tmp_path):
+    slow_wrong = f"import time\ntime.sleep(2)\n{WRONG_RELU}"
+    pairs = [("19_ReLU", slow_wrong + f"# {k}\n") for k in range(6)]  # distinct sources: six jobs
+    it = grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS)
+    first = next(it)
+    it.close()  # returns once the worker has finished the job it held
+    assert first[1].status == "incorrect"
+    assert 1 <= len(RecordSink(tmp_path).records()) <= 2
+
+
+def _record(status: str, speedup=None, correct=None) -> RunRecord:
+    return RunRecord(record_id="r", problem_id="p", problem="p.py", suite="v3", level=1, model="m", gpu="cpu",
+                     status=status, correct=status == "ok" if correct is None else correct, speedup=speedup)
+
+
+@pytest.mark.parametrize("status,speedup,expected", [
+    ("ok", 2.0, 2.0), ("ok", 0.5, 1.0), ("ok", 1.0, 1.0), ("ok", None, 1.0), ("ok", 1000.0, 1.0 + math.log2(16)),
+    ("ok", 1e-6, 1.0), ("incorrect", None, 0.0), ("rejected", 5.0, -1.0), ("compile_error", None, 0.0),
+    ("timeout", None, 0.0), ("memory_exceeded", None, 0.0), ("crashed", None, 0.0)])
+def test_the_reward_policy_is_what_it_states(status, speedup, expected):
+    assert RewardPolicy()(_record(status, speedup)) == pytest.approx(expected)
+
+
+def test_a_hack_never_earns_more_than_an_honest_failure_under_the_default_policy():
+    p = RewardPolicy()
+    assert p(_record("rejected", 100.0)) < p(_record("incorrect")) < p(_record("ok", 1 / 1000)) < p(_record("ok", 1.5))
+    custom = RewardPolicy(correct=0.5, speedup_weight=0.0, incorrect=-0.1)
+    assert custom(_record("ok", 3.0)) == 0.5 and custom(_record("incorrect")) == -0.1
