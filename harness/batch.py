@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import threading
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -173,14 +174,21 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
     ps = ProblemSet(problems_root)
     todo = _resolved(jobs, ps, suite, sink, options)
     bar = _progress(len(todo), progress, skipped=len(jobs) - len(todo))
+    outcomes = Counter()
+
+    def finished(rec: RunRecord, base) -> None:
+        sink.add(rec, base)
+        outcomes[OUTCOMES.get(rec.status, "failed")] += 1
+        bar.set_postfix(outcomes, refresh=False)  # the bar: done / total, rate and ETA, then the verdicts so far
+        bar.update(1)
+
     if use_ray:
         from kb_data.harness.ray_backend import run_on_ray
 
         for rec, base in run_on_ray(todo, options, baselines, address=ray_address):
-            sink.add(rec, base)
-            bar.update(1)
+            finished(rec, base)
     else:
-        run_pool(todo, visible_devices(workers), options, baselines, lambda rec, base: (sink.add(rec, base), bar.update(1)))
+        run_pool(todo, visible_devices(workers), options, baselines, finished)
     bar.close()
     if sink.path.exists():
         sink.write_parquet()
@@ -197,6 +205,9 @@ def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -
         on_record(rec, base)
 
     run_per_device(devices, todo, grade_on)
+
+
+OUTCOMES = {"ok": "ok", "incorrect": "wrong", "rejected": "rejected"}  # every other status counts as failed
 
 
 def _progress(total: int, enabled: bool, skipped: int = 0):

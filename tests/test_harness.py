@@ -229,13 +229,15 @@ def _batch_dir(tmp_path: Path) -> Path:
     return d
 
 
-def test_batch_is_resumable_and_goes_on_past_failures(tmp_path):
+def test_batch_is_resumable_and_goes_on_past_failures(tmp_path, capsys):
     subs, out = _batch_dir(tmp_path), tmp_path / "out"
     opt = Options(device="cpu", trials=3, warmup=1)
-    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=True)
     recs = {r.problem_id: r for r in sink.records()}
     assert {k: r.status for k, r in recs.items()} == {GELU: "ok", "v3/level1/23_Softmax": "runtime_error",
                                                        "v0.1/level1/19_ReLU": "ok"}
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()[-1]  # the bar's last state: the verdicts so far
+    assert "3/3" in bar and "ok=2" in bar and "failed=1" in bar, bar
     assert (out / "records.parquet").exists()
     lines = (out / "records.jsonl").read_text().splitlines()
     again = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
