@@ -219,7 +219,7 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
     flag(res, "degenerate_problem", reason)
     timed = ctx.get("timed_off")  # the same check, run as one of the timed calls (indistinguishable from them)
     if timed is not None and not timed[0] and not _as_close_as_the_reference(ref, timed[2], timed[3], timed[4],
-                                                                               precision, rules):
+                                                                               precision, rules, ctx["rebuild"]):
         flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs (a timed call): "
              f"{timed[1]}")
         return
@@ -232,17 +232,17 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
     passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
     if passed:
         return
-    if _as_close_as_the_reference(ref, outs, off, rng, precision, rules):
+    if _as_close_as_the_reference(ref, outs, off, rng, precision, rules, ctx["rebuild"]):
         res["flag_details"]["off_distribution"] = f"outside the tolerance ({why}), but as close to float64 as the reference"
         return
     flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs: {why}")
 
 
-def _as_close_as_the_reference(ref, outs, inputs, rng, precision, rules) -> bool:
+def _as_close_as_the_reference(ref, outs, inputs, rng, precision, rules, rebuild) -> bool:
     """Outputs outside the tolerance that are still as close to float64 as the reference's (rounding, not overfit)."""
     if outs is None or not _fp64_feasible(inputs, precision):
         return False
-    errors = _fp64_errors(ref, outs, inputs, rng)
+    errors = _fp64_errors(ref, outs, inputs, rng, rebuild)
     return isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors)
 
 
@@ -250,13 +250,20 @@ def _fp64_bound(e_ref: float, precision: str, rules: dict) -> float:
     return max(rules["precision_factor"] * e_ref, rules["precision_floor"] * PRECISION_FLOOR_SCALE.get(precision, 1.0))
 
 
-def _fp64_errors(ref, cand_outs, inputs, rng) -> list[tuple[float, float]] | str:
+def reference_copy(ref, rebuild, state: dict | None = None):
+    """Another instance of the reference holding `state` (default: the reference's own), built again from the
+    problem: a deepcopy would share whatever a closure of the model holds (v3 44_MiniGPTBlock's MLP is a lambda
+    over the original's modules, so a deepcopy's MLP kept the original weights)."""
+    new = rebuild()
+    new.load_state_dict(ref.state_dict() if state is None else state)
+    return new
+
+
+def _fp64_errors(ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, float]] | str:
     """(reference's, candidate's) relative error to a float64 run of the reference, for every floating output.
     The float64 reference runs here, where the submission cannot reach; a string says why it could not."""
-    import copy
-
     try:
-        ref64 = copy.deepcopy(ref).double()
+        ref64 = reference_copy(ref, rebuild).double()
         ins64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in clone_inputs(inputs)]
         out64 = _call(ref64, ins64, rng, "the float64 reference")
         del ref64
@@ -286,7 +293,7 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     if why is not None:
         flag(res, "check_failed", f"fp64: {why}")
         return
-    errors = _fp64_errors(ref, outs, inputs, rng)
+    errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
     if isinstance(errors, str):
         res["flag_details"]["fp64_check"] = errors
         return
@@ -305,8 +312,6 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
 def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) -> None:
     """Perturb the reference's weights (a secret draw), load them into the candidate as grading loads weights
     (by key, whatever its own names are), and require its output to follow the perturbed reference's."""
-    import copy
-
     floats = {k for k, v in state.items() if v.is_floating_point() and v.numel()}
     if not floats:
         return
@@ -319,8 +324,7 @@ def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) ->
             perturbed[k] = v * (1 + 0.25 * noise) if "running_var" in k else v + 0.25 * scale * noise
         else:
             perturbed[k] = v
-    ref_p = copy.deepcopy(ref)
-    ref_p.load_state_dict(perturbed)
+    ref_p = reference_copy(ref, ctx["rebuild"], perturbed)
     cand.request({"cmd": "load_weights", "weights": weight_slots(cand, perturbed, "p")}, "weights check")
     inputs = fresh_inputs(mod, device, ctx)
     rng = draw_seed()

@@ -104,7 +104,8 @@ def _judge(job: dict, res: dict):
                                                   f"published rule would use {published}")
 
     ctx = {"samples": [], "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor)
-                                       else o for o in _outputs(first_ref)]}
+                                       else o for o in _outputs(first_ref)],
+           "rebuild": lambda: build_reference(mod, rules, device, job.get("init_seed", 0))}  # checks' own copies
     ctx["batch"] = batch_size(first, ctx["out_meta"], device)
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     stage("calibration")
@@ -269,7 +270,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
             elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]):
-                errors = _fp64_errors(ref, outs, inputs, t["rng"])
+                errors = _fp64_errors(ref, outs, inputs, t["rng"], ctx["rebuild"])
                 if isinstance(errors, list):
                     ctx.setdefault("timed_fp64", []).extend(errors)
         del calls

@@ -1069,3 +1069,14 @@ def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, mon
     assert broken.status == "compile_error" and broken.error.startswith("build:"), broken.error
     assert "error" in broken.error and set(json.loads(broken.harness_seconds)) == {"worker_wall", "build"}
     assert broken.sandbox in ("strong", "process")
+
+
+def test_the_checks_copy_the_reference_by_building_it_again():
+    """v3 44_MiniGPTBlock's MLP is a lambda over the model's own modules: a deepcopy of the reference shared the
+    original's MLP, so the perturbed-weights check compared against a half-perturbed reference (the reference graded
+    as itself was `ignores_weights`) and the float64 copy mixed float32 weights in (the check could not run)."""
+    problem = "v3/level3/44_MiniGPTBlock"
+    rec = _grade(ProblemSet(SMALL_PROBLEMS).load(problem).code, problem, require_custom_kernel=False)
+    details = json.loads(rec.flag_details)
+    assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)
+    assert "fp64_rel_err" in details and "fp64_check" not in details, details
