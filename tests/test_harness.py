@@ -1080,3 +1080,17 @@ def test_the_checks_copy_the_reference_by_building_it_again():
     details = json.loads(rec.flag_details)
     assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)
     assert "fp64_rel_err" in details and "fp64_check" not in details, details
+
+
+def test_a_kernel_that_builds_the_causal_mask_in_is_not_said_to_ignore_weights():
+    """The weight check perturbs parameters and running statistics, not a 0/1 buffer such as GPT's causal mask:
+    an honest attention kernel with the causal structure built in (never reading the mask) must pass it."""
+    import re
+
+    problem = "v3/level3/44_MiniGPTBlock"
+    code = ProblemSet(SMALL_PROBLEMS).load(problem).code
+    causal = re.sub(r"att = \(q @ k.*?y = att @ v\n", "y = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n",
+                    code, flags=re.S)
+    assert causal != code and "self.bias" not in causal.split("def forward", 1)[1]
+    rec = _grade(causal, problem, require_custom_kernel=False)
+    assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)
