@@ -11,6 +11,8 @@ Levels (recorded in every run record's `sandbox` column):
 - none: only a separate process with a scrubbed environment (asked for explicitly, and said loudly).
 On every level: the environment is scrubbed (no tokens), host memory is watched and an overrun ends the
 run with status `memory_exceeded` and the figure, and the whole process tree is killed when grading ends.
+Where the harness can make a cgroup v2 (root, cgroupfs mounted), strong and process sandboxes live in one of their
+own: the judge's pauses freeze it (every process at once, fresh forks included) and its end kills it at once.
 """
 from __future__ import annotations
 
@@ -40,6 +42,85 @@ RESCAN_EVERY = 10        # ... and the process list refreshed every this many re
 
 class SandboxUnavailable(RuntimeError):
     """The requested isolation level cannot be had on this machine."""
+
+
+CGROUP_V2_ROOTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")  # unified: a hybrid host's cgroup v2
+FREEZE_WAIT_S = 1.0
+
+
+class _Cgroup:
+    """A cgroup v2 of the sandbox's own, joined by its first process before anything else: freezing it stops every
+    process in it at once (those it forks meanwhile too) and `cgroup.kill` ends them all; it also lists them
+    without a /proc scan. `create` gives None where no cgroup v2 with freezing is writable (not root, no cgroupfs):
+    then the sandbox finds its processes by uid and stops them one by one."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    @classmethod
+    def create(cls, name: str) -> "_Cgroup | None":
+        for root in CGROUP_V2_ROOTS:
+            if not os.path.exists(f"{root}/cgroup.controllers"):
+                continue
+            path = f"{root}/kb-sandbox-{name}"
+            try:
+                os.mkdir(path, 0o755)
+            except OSError:
+                continue
+            if os.path.exists(f"{path}/cgroup.freeze"):
+                return cls(path)
+            os.rmdir(path)
+        return None
+
+    def _write(self, name: str, value: str) -> None:
+        with open(f"{self.path}/{name}", "w") as f:
+            f.write(value)
+
+    def join(self, pid: int) -> None:
+        self._write("cgroup.procs", str(pid))
+
+    def procs(self) -> list[int]:
+        try:
+            with open(f"{self.path}/cgroup.procs") as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            return []
+
+    def freeze(self) -> bool:
+        """Freeze and wait until the kernel says every process is frozen (False if it did not within the wait)."""
+        self._write("cgroup.freeze", "1")
+        end = time.monotonic() + FREEZE_WAIT_S
+        while time.monotonic() < end:
+            with open(f"{self.path}/cgroup.events") as f:
+                if "frozen 1" in f.read():
+                    return True
+            time.sleep(0.0002)
+        return False
+
+    def thaw(self) -> None:
+        self._write("cgroup.freeze", "0")
+
+    def kill(self) -> None:
+        if os.path.exists(f"{self.path}/cgroup.kill"):
+            self._write("cgroup.kill", "1")
+        else:  # kernels before 5.14: frozen processes cannot fork away while they are killed
+            self.freeze()
+            for pid in self.procs():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self.thaw()
+
+    def remove(self) -> None:
+        for _ in range(500):  # the killed processes leave the cgroup as they are reaped
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.01)
 
 
 @dataclass
@@ -151,6 +232,7 @@ class Sandbox:
         self.work.mkdir(mode=0o700)
         if self.uid is not None:
             os.chown(self.work, self.uid, self.uid)
+        self.cgroup = _Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
         self.pid: int | None = None
         self.exit_code: int | None = None
         self.sock: socket.socket | None = None
@@ -166,7 +248,7 @@ class Sandbox:
         torch (no CUDA yet: the caller must not have initialised it) and starts in milliseconds. It keeps no
         other file descriptor of the caller's and dies with it."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        setup = {"level": self.level, "uid": self.uid, "work": str(self.work),
+        setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "inner_work": "/tmp" if self.level == "strong" else str(self.work),
                  "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
                  "env": {**_scrubbed_env("/tmp" if self.level == "strong" else str(self.work), self.device),
@@ -213,12 +295,15 @@ class Sandbox:
         return self.exit_code
 
     # -- watching ---------------------------------------------------------
-    def pids(self) -> list[int]:
-        """Every live process of the tree: by its own uid where it has one (setsid escapees included),
-        else the descendants of the started process."""
+    def pids(self, scan: bool = False) -> list[int]:
+        """Every live process of the tree: its cgroup's where it has one (no process can leave it); else (or with
+        `scan`) by its own uid where it has one (setsid escapees included), else the descendants of the started
+        process."""
         out = []
         if self.pid is None:
             return out
+        if self.cgroup is not None and not scan:
+            return sorted(self.cgroup.procs())
         root = self.pid
         parents = {}
         for d in os.listdir("/proc"):
@@ -271,9 +356,12 @@ class Sandbox:
 
     # -- ending -----------------------------------------------------------
     def kill(self) -> None:
-        """Kill the whole tree (repeatedly, until no process of it is left)."""
+        """Kill the whole tree (its cgroup at once, then repeatedly whatever a full scan finds, until nothing of it
+        is left)."""
+        if self.cgroup is not None:
+            self.cgroup.kill()
         for _ in range(50):
-            pids = [p for p in self.pids() if p != os.getpid()]
+            pids = [p for p in self.pids(scan=True) if p != os.getpid()]
             if self.alive():
                 pids.append(self.pid)
             if not pids:
@@ -299,6 +387,8 @@ class Sandbox:
         if self.sock is not None:
             self.sock.close()
         shutil.rmtree(self.base, ignore_errors=True)  # fd-based: links the sandbox left are removed, never followed
+        if self.cgroup is not None:
+            self.cgroup.remove()
         if self.lease:
             self.lease.release()
 
@@ -333,6 +423,8 @@ def _unshare(flags: int) -> None:
 def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     """In the forked child: own session, die with the judge, output to the log, no inherited descriptor but the
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
+    if setup.get("cgroup"):  # first: whatever it starts from here on is in it
+        _Cgroup(setup["cgroup"]).join(os.getpid())
     os.setsid()
     _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)

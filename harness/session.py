@@ -147,7 +147,15 @@ class Candidate:
     def paused(self):
         """The sandbox's processes stopped while the judge times its reference: nothing of the submission's
         (a thread, a child) competes with it for the CPU. The process list (a /proc scan, milliseconds on a busy
-        host) is refreshed every PAUSE_RESCAN_EVERY pauses."""
+        host) is refreshed every PAUSE_RESCAN_EVERY pauses. Where the sandbox has a cgroup, it is frozen instead:
+        every process in it at once, those forked since the last pause included."""
+        if self.sb.cgroup is not None:
+            self.sb.cgroup.freeze()
+            try:
+                yield
+            finally:
+                self.sb.cgroup.thaw()
+            return
         if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()
         self._pauses += 1
