@@ -59,10 +59,15 @@ class _Cgroup:
 
     @classmethod
     def create(cls, name: str) -> "_Cgroup | None":
+        try:  # under the harness's own cgroup: the sandbox stays within whatever limits the harness runs under
+            with open("/proc/self/cgroup") as f:
+                own = next((line.strip()[3:] for line in f if line.startswith("0::")), "/")
+        except OSError:
+            own = "/"
         for root in CGROUP_V2_ROOTS:
             if not os.path.exists(f"{root}/cgroup.controllers"):
                 continue
-            path = f"{root}/kb-sandbox-{name}"
+            path = f"{root.rstrip('/')}{own.rstrip('/')}/kb-sandbox-{name}"
             try:
                 os.mkdir(path, 0o755)
             except OSError:
