@@ -26,8 +26,6 @@ from kb_data.harness.sandbox import SandboxUnavailable
 from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
-CPU_MARGIN_FACTOR = 10.0      # CPU timing bounds: the GPU margins scaled (time slices are milliseconds)
-CPU_SLOWDOWN_FACTOR = 100.0
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
@@ -290,7 +288,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         res["ref_paired_ms"] = ref_t.median_ms
         res["paired_speedup"] = timing.paired_ratio(cand_t, ref_t)
         limit = rules["reference_slowdown_limit"]
-        margin = rules["reference_slowdown_min_ms"] * (1 if device.type == "cuda" else CPU_SLOWDOWN_FACTOR)
+        margin = rules["reference_slowdown_min_ms" if device.type == "cuda" else "reference_slowdown_min_ms_cpu"]
         if ref_t.p10_ms > limit * res["ref_alone_ms"] and ref_t.p10_ms - res["ref_alone_ms"] > margin:
             flag(res, "reference_tampered", f"beside the submission the reference's p10 was {ref_t.p10_ms:.4g} ms, "
                   f"alone before it was loaded its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
@@ -355,7 +353,7 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
         return
     trusted = statistics.median(w - overhead_ms for w, _ in bounds)
     claimed = statistics.median(c for _, c in bounds)
-    margin = rules["timing_bound_margin_ms"] * (1 if device.type == "cuda" else CPU_MARGIN_FACTOR)
+    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     res["flag_details"]["timing_bound"] = {"claimed_ms": claimed, "trusted_ms": trusted, "overhead_ms": overhead_ms,
                                            "margin_ms": margin}
     if trusted > rules["timing_bound_slack"] * claimed + margin:

@@ -27,7 +27,8 @@ SCHEMA_VERSION = "1.6"  # 1.1: timing_method on baselines and run records; 1.2: 
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
 # (failure_cause), and which record an audit re-graded (audit_of, audit_dataset, audit_revision, audit_published_accepted);
-# 1.6: the side-stream flush check's bound in the rules (flush_slowdown, flush_slowdown_min_ms)
+# 1.6: the side-stream flush check's bound and the CPU's timing margins in the rules (flush_slowdown,
+# flush_slowdown_min_ms, timing_bound_margin_ms_cpu, reference_slowdown_min_ms_cpu)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -124,14 +125,16 @@ RULES = pa.struct([
     ("excessive_speedup", F64),      # a speedup over this is flagged (informational)
     ("roofline_slack", F64),         # a time under this share of the physical floor fails
     ("timing_bound_slack", F64),     # the judge's clock may show this many times the claimed time ...
-    ("timing_bound_margin_ms", F64),  # ... plus this (GPU; CPU: x 10) before the claim is called forged
+    ("timing_bound_margin_ms", F64),  # ... plus this (GPU) before the claim is called forged
     ("reference_slowdown_limit", F64),  # paired reference slower than alone by this factor ...
-    ("reference_slowdown_min_ms", F64),  # ... and this many ms (GPU; CPU: x 100): reference_tampered
+    ("reference_slowdown_min_ms", F64),  # ... and this many ms (GPU): reference_tampered
     ("precision_factor", F64),       # candidate's error to float64 over this many times the reference's ...
     ("precision_floor", F64),        # ... and over this (fp32 class; x100 fp16, x400 bf16): precision_downgrade
     ("constant_rel", F64),           # outputs that move less than this across inputs while the reference's move
     ("flush_slowdown", F64),         # the L2 flush ahead of a timed call slower than in calibration by this factor ...
     ("flush_slowdown_min_ms", F64),  # ... and this many ms: work on another stream ran during it (side_stream_work)
+    ("timing_bound_margin_ms_cpu", F64),     # the two margins on a CPU, whose time slices are milliseconds
+    ("reference_slowdown_min_ms_cpu", F64),
 ])
 
 
