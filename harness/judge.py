@@ -345,20 +345,24 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
 
 
 def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
-    """The candidate's reported times against the judge's clock: each batch's round trip per call, less what a
-    call costs with no work (calibrated before the submission loaded), is the trusted figure; the batch's mean
-    claim is what it is held against. A claim far under it was not measured but made up."""
+    """The candidate's reported times against the judge's clock: a batch's round trip per call, less what a call
+    costs with no work (calibrated before the submission loaded), is its trusted figure, held against the batch's
+    mean claim. A claim far under it was not measured but made up. The batch most in the candidate's favour
+    decides: a host that stalls the judge (a loaded CI machine) only ever adds to a round trip, while a forged claim
+    is under the truth in every batch, whose outputs are all checked."""
     if not bounds:
         flag(res, "check_failed", "timing: no timed call came back to bound")
         return
-    trusted = statistics.median(w - overhead_ms for w, _ in bounds)
-    claimed = statistics.median(c for _, c in bounds)
+    slack = rules["timing_bound_slack"]
+    wall, claimed = min(bounds, key=lambda b: (b[0] - overhead_ms) - slack * b[1])
+    trusted = wall - overhead_ms
     margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     res["flag_details"]["timing_bound"] = {"claimed_ms": claimed, "trusted_ms": trusted, "overhead_ms": overhead_ms,
-                                           "margin_ms": margin}
-    if trusted > rules["timing_bound_slack"] * claimed + margin:
+                                           "margin_ms": margin, "batches": len(bounds)}
+    if trusted > slack * claimed + margin:
         flag(res, "timer_tampered", f"the judge's clock gives {trusted:.4g} ms per timed call, the candidate "
-              f"reported {claimed:.4g} ms (allowed: x{rules['timing_bound_slack']} + {margin:g} ms)")
+              f"reported {claimed:.4g} ms (allowed: x{slack} + {margin:g} ms), in the batch of timed calls most in "
+              f"its favour of {len(bounds)}")
 
 
 def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:

@@ -1094,3 +1094,21 @@ def test_a_kernel_that_builds_the_causal_mask_in_is_not_said_to_ignore_weights()
     assert causal != code and "self.bias" not in causal.split("def forward", 1)[1]
     rec = _grade(causal, problem, require_custom_kernel=False)
     assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)
+
+
+def test_the_timing_bound_is_decided_by_the_batch_most_in_the_candidates_favour():
+    """A stall of the judge's host inflates one batch's round trip, never shrinks one: an honest candidate with one
+    stalled batch of three is not `timer_tampered`; a claim under the truth in every batch is."""
+    from kb_data.harness import judge
+    from kb_data.rules import CHECKS
+
+    cpu = torch.device("cpu")
+    res = {"flags": [], "flag_details": {}}
+    judge._bound_claims(res, [(2.1, 1.0), (250.0, 1.1), (2.3, 1.0)], 0.2, CHECKS, cpu)  # ms per call: (wall, claim)
+    assert res["flags"] == [] and res["flag_details"]["timing_bound"]["trusted_ms"] == pytest.approx(1.9)
+    res = {"flags": [], "flag_details": {}}
+    judge._bound_claims(res, [(40.2, 0.01), (41.0, 0.01), (40.5, 0.02)], 0.2, CHECKS, cpu)
+    assert res["flags"] == ["timer_tampered"] and res["flag_details"]["timing_bound"]["trusted_ms"] == pytest.approx(40.0)
+    res = {"flags": [], "flag_details": {}}
+    judge._bound_claims(res, [], 0.2, CHECKS, cpu)
+    assert res["flags"] == ["check_failed"]
