@@ -308,11 +308,7 @@ def _prefix(c: int) -> str:
 
 def _own(out):
     """The outputs as tensors of their own (the same structure)."""
-    if isinstance(out, torch.Tensor):
-        return out.clone()
-    if isinstance(out, (tuple, list)):
-        return type(out)(o.clone() if isinstance(o, torch.Tensor) else o for o in out)
-    return out
+    return type(out)(clone_inputs(out)) if isinstance(out, (tuple, list)) else clone_inputs([out])[0]
 
 
 def _no_grad(model, inputs):
@@ -328,8 +324,9 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
                   "l2_flush_bytes": job.get("l2_flush_bytes"),
                   "outputs": cand.out_slots(ctx["out_meta"])}, "calibration")
     k = ctx["batch"]
-    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c)), "rng": 0,
+    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c), sync=False), "rng": 0,
                                       "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))} for c in range(k)]}
+    timing.synchronize(device)  # the slots are written before the candidate reads them
     extra, flushes = [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
     for b in range(1 + -(-calls // k)):  # the first batch warms up
