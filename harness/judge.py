@@ -196,6 +196,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
     min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
     claims, ref_times, cand_flush, ref_flush, late, bounds = [], [], [], [], [], []
+    cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches = None, 0, 0
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; off-distribution inputs on a degenerate problem)
@@ -208,8 +209,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     # in-process loop before the boundary gathered in that much wall time), and no further than MAX_PAIRED_TRIALS
     while i < warmup + trials or (device.type == "cuda" and sum(claims) + sum(ref_times) < min_ms
                                   and i < MAX_PAIRED_TRIALS):
-        # a CPU loop stops at the rule's count; a GPU loop's batches may overshoot it, which only adds evidence
-        k = ctx["batch"] if device.type == "cuda" else min(ctx["batch"], warmup + trials - i)
+        # the warm-up calls are batches of their own (a batch's calls count together or not at all); a CPU loop stops
+        # at the rule's count; a GPU loop's batches may overshoot it, which only adds evidence
+        if i < warmup:
+            k = min(ctx["batch"], warmup - i)
+        else:
+            k = ctx["batch"] if device.type == "cuda" else min(ctx["batch"], warmup + trials - i)
         calls = []
         for c in range(k):
             kind = checks_at.get(i + c)
@@ -249,6 +254,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
                     t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
                 bounds.append((wall / k, statistics.fmean(t["ms"] for t in calls)))
+        counted = [t for t in calls if t["i"] >= warmup and t["kind"] != "off"]
+        if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
+            cand_batches.append(statistics.fmean(t["ms"] for t in counted))
+            ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
         for t in calls:
             kind, inputs, ref_out, outs = t["kind"], t["inputs"], t["ref_out"], t["outs"]
             if t["i"] >= warmup and kind != "off":
@@ -275,7 +284,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         i, batches = i + k, batches + 1
     if stale:
         flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")
-    cand_t, ref_t = timing.Timing(claims, device.type, cand_flush, late), timing.Timing(ref_times, device.type, ref_flush)
+    cand_t = timing.Timing(cand_batches, device.type, cand_flush, late)
+    ref_t = timing.Timing(ref_batches, device.type, ref_flush)
     res.update(sol_ms=cand_t.median_ms, sol_p10_ms=cand_t.p10_ms, sol_p90_ms=cand_t.p90_ms, n_trials=len(claims))
     _bound_claims(res, bounds, ctx["overhead_ms"], rules, device)
     if "timing_bound" in res["flag_details"]:

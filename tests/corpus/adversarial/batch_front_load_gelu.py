@@ -1,0 +1,48 @@
+"""GELU that does the whole batch's work in the batch's first timed call and returns stored outputs in the rest.
+Problem: v3/level1/26_GELU_
+Verdict: unaffected
+The judge sends up to 16 timed calls in one message, so the candidate's process holds every call's inputs before
+the first is timed. The first call of a batch computes all of them; the others hand back what it stored. Every
+output is right, and the batch's mean claim equals the truth (the timing bound holds it against the round trip),
+but the median of the per-call claims, the record's time and its paired speedup, is the near-zero of the cached
+calls (26x, where the same GELU done honestly got 1.6x). Now each batch is one sample of the record's times (the
+mean of its calls, what the round trip bounds), so moving work between a batch's calls gains nothing.
+"""
+import math
+import sys
+
+import torch
+import torch.nn as nn
+
+_store: dict = {}
+
+
+def _batch():
+    """The running batch's calls and this process's slots, from the candidate server's frame."""
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_name == "cmd_timed":
+            return f.f_locals.get("self"), f.f_locals.get("msg"), f.f_locals.get("call")
+        f = f.f_back
+    return None, None, None
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        server, msg, call = _batch()
+        if server is None:
+            return _gelu(x)
+        calls = msg["calls"]
+        k = next(j for j, c in enumerate(calls) if c is call)
+        if k == 0:
+            ch = sys.modules["kb_data.harness.channel"]
+            _store.clear()
+            for j, c in enumerate(calls[1:], 1):
+                src = ch.open_slot(ch.SlotDesc.from_msg(c["inputs"][0]["slot"]), server.slots, server.received)
+                _store[j] = _gelu(src.clone())
+            return _gelu(x)
+        return _store.pop(k, None) if k in _store else _gelu(x)
