@@ -181,6 +181,31 @@ def grade_arm(level: str, entry: str) -> dict:
     return {"status": rec.status, "error": rec.error, "flags": rec.flags, "stages": rec.harness_seconds}
 
 
+def inline_arm(variant: str) -> dict:
+    """grade() with the judge run in this (spawned) process instead of a forkserver child, and one part of the
+    judge's sequence left out: "plain" (nothing), "nocal" (no calibration), "nopair" (no paired reference)."""
+    import kb_data.harness.grade as grade_mod
+    import kb_data.harness.judge as judge_mod
+    from kb_data.harness.grade import Options, grade
+    from kb_data.problems import ProblemSet
+    from tests.corpus import entries
+
+    grade_mod.run_isolated = lambda run, job, timeout_s: run(job)
+    if variant == "nocal":
+        def no_calibration(cand, inputs, ctx, device, rules, job):
+            ctx["calibration_flush_ms"] = None
+            return 0.0
+        judge_mod.calibrate = no_calibration
+    out = {}
+    for entry in ("torch_compile_gelu", "compiled_reference_layernorm"):
+        e = next(x for x in entries() if x.path.stem == entry)
+        rec, _ = grade(ProblemSet().load(e.problem), e.path.read_text(), name=str(e.path),
+                       options=Options(device="cuda:0", sandbox="none", require_custom_kernel=False,
+                                       measure_baseline=False, pair_reference=variant != "nopair"))
+        out[entry] = {"status": rec.status, "error": (rec.error or "")[:600], "stages": rec.harness_seconds}
+    return out
+
+
 def main() -> None:
     sys.path.insert(0, os.getcwd())
     import multiprocessing as mp
@@ -197,6 +222,12 @@ def main() -> None:
         elif arm.startswith("steps-"):  # the parent initialises CUDA: a spawned process of its own
             with mp.get_context("spawn").Pool(1) as pool:
                 res = pool.apply(steps_arm, tuple(arm.split("-")[1:]))
+        elif arm.startswith("inline-"):
+            try:
+                with mp.get_context("spawn").Pool(1) as pool:
+                    res = pool.apply(inline_arm, (arm.split("-", 1)[1],))
+            except Exception as e:
+                res = {"probe_error": "".join(traceback.format_exception(e))[-3000:]}
         elif arm.startswith("grade-"):
             res = {e: grade_arm(arm.split("-", 1)[1], e) for e in ("torch_compile_gelu", "compiled_reference_layernorm")}
         elif arm == "strong-1thread":
