@@ -11,8 +11,11 @@ import fcntl
 import hashlib
 import json
 import os
+import sys
 import threading
+import traceback
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.grade import Options, grade
-from kb_data.harness.worker import run_per_device
+from kb_data.harness.worker import map_per_device
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class RecordSink:
         self.baselines_path = self.dir / "baselines.jsonl"
         self.lock = threading.Lock()
         self.done: set[str] = set()
+        self.harness_failures: list[str] = []  # jobs the harness itself failed on: no record, graded again on resume
         if self.path.exists():
             with open(self.path, "rb+") as f:  # a crash mid-write leaves a torn last line: end it
                 f.seek(0, os.SEEK_END)
@@ -188,7 +192,7 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
         for rec, base in run_on_ray(todo, options, baselines, address=ray_address):
             finished(rec, base)
     else:
-        run_pool(todo, visible_devices(workers), options, baselines, finished)
+        sink.harness_failures = run_pool(todo, visible_devices(workers), options, baselines, finished)
     bar.close()
     if sink.path.exists():
         sink.write_parquet()
@@ -196,15 +200,25 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
     return sink
 
 
-def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -> None:
-    """One thread per device, each grading jobs from a shared queue in isolated children."""
-    def grade_on(device: str, item) -> None:
+def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -> list[str]:
+    """One thread per device, each grading jobs from a shared queue in isolated children. grade() never raises for
+    a bad submission; where the harness itself fails on a job, the job gets no record (a resumed batch grades it
+    again), the others go on, and the failures come back as messages."""
+    def grade_on(device: str, item):
         job, problem, code, model = item
-        rec, base = grade(problem, code, name=job.submission, options=replace(options, device=device, model=model),
-                          baselines=baselines)
-        on_record(rec, base)
+        return grade(problem, code, name=job.submission, options=replace(options, device=device, model=model),
+                     baselines=baselines)
 
-    run_per_device(devices, todo, grade_on)
+    failures = []
+    with closing(map_per_device(devices, todo, grade_on)) as results:
+        for item, graded, error in results:
+            if error is None:
+                on_record(*graded)
+                continue
+            failures.append(f"{item[0].submission} ({item[1].problem_id}): the harness failed: {type(error).__name__}: "
+                            f"{error}")
+            print("".join(traceback.format_exception(error)), file=sys.stderr)
+    return failures
 
 
 OUTCOMES = {"ok": "ok", "incorrect": "wrong", "rejected": "rejected"}  # every other status counts as failed

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-import queue
-import threading
+from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
@@ -24,7 +23,7 @@ from kb_data.schema import RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.batch import RecordSink, record_key, visible_devices
 from kb_data.harness.grade import Options, grade
-from kb_data.harness.worker import run_per_device
+from kb_data.harness.worker import map_per_device
 
 
 def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None = None, workers="auto",
@@ -65,31 +64,20 @@ def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None =
 
 
 def _stream(todo, devices, options, baselines, sink) -> Iterator[tuple[int, RunRecord]]:
-    done: queue.Queue = queue.Queue()
-    stop = threading.Event()
-
-    def grade_on(device: str, item) -> None:
+    def grade_on(device: str, item):
         i, problem, source = item
-        try:
-            rec, base = grade(problem, source, name=f"submission_{i}.py", options=replace(options, device=device),
-                              baselines=baselines)
-            if sink is not None:
-                sink.add(rec, base)
-            done.put((i, rec))
-        except BaseException as e:  # grade() never raises for a bad submission: this is the harness's own failure
-            done.put((i, e))
+        rec, base = grade(problem, source, name=f"submission_{i}.py", options=replace(options, device=device),
+                          baselines=baselines)
+        if sink is not None:
+            sink.add(rec, base)
+        return rec
 
-    runner = threading.Thread(target=run_per_device, args=(devices, todo, grade_on, stop.is_set), daemon=True)
-    runner.start()
-    try:
-        for _ in range(len(todo)):
-            i, got = done.get()
-            if isinstance(got, BaseException):
-                raise RuntimeError(f"grading pair {i} failed in the harness: {got}") from got
-            yield i, got
-    finally:
-        stop.set()  # an early close: the workers finish what they hold and take nothing more
-        runner.join()
+    # closing the generator (an early close of grade_sources) lets the workers finish what they hold, no more
+    with closing(map_per_device(devices, todo, grade_on)) as results:
+        for (i, _, _), rec, error in results:
+            if error is not None:  # grade() never raises for a bad submission: this is the harness's own failure
+                raise RuntimeError(f"grading pair {i} failed in the harness: {error}") from error
+            yield i, rec
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import signal
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
 from kb_data.io import lock_dir  # noqa: E402  (re-exported: the GPU locks live there)
 
@@ -111,26 +111,59 @@ def run_isolated(run, job: dict, timeout_s: float) -> dict:
     return result
 
 
-def run_per_device(devices: list[str], items, handle, stop=None) -> None:
+_DONE = object()  # a device thread's last word
+
+
+def map_per_device(devices: list[str], items, handle, stop=None):
     """One thread per device, each taking the next item from a shared queue and calling `handle(device, item)`,
-    until the queue is empty or `stop()` returns True. The callers put the isolation inside `handle`."""
-    q: queue.Queue = queue.Queue()
+    until the queue is empty or `stop()` returns True. Yields (item, result, None) as each finishes, or
+    (item, None, exception) where `handle` raised: the thread goes on with the next item, so one failure never
+    silently drops the items queued behind it. Closing the iterator early lets each thread finish the item it
+    holds and take no more. The callers put the isolation inside `handle`."""
+    todo: queue.Queue = queue.Queue()
     for item in items:
-        q.put(item)
+        todo.put(item)
+    finished: queue.Queue = queue.Queue()
+    halt = threading.Event()
 
     def work(device: str) -> None:
-        while stop is None or not stop():
-            try:
-                item = q.get_nowait()
-            except queue.Empty:
-                return
-            handle(device, item)
+        try:
+            while not halt.is_set() and (stop is None or not stop()):
+                try:
+                    item = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    finished.put((item, handle(device, item), None))
+                except BaseException as e:  # noqa: BLE001  (handed to the caller, who decides)
+                    finished.put((item, None, e))
+        finally:
+            finished.put(_DONE)
 
     threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in devices]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        running = len(threads)
+        while running:
+            got = finished.get()
+            if got is _DONE:
+                running -= 1
+            else:
+                yield got
+    finally:
+        halt.set()
+        for t in threads:
+            t.join()
+
+
+def run_per_device(devices: list[str], items, handle, stop=None) -> None:
+    """map_per_device for handlers that keep their own results: the first exception a handler raises stops the
+    rest (the threads finish what they hold) and is raised here."""
+    with closing(map_per_device(devices, items, handle, stop)) as results:
+        for _item, _result, error in results:
+            if error is not None:
+                raise error
 
 
 def physical_gpu(device: str) -> str:

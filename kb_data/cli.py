@@ -259,6 +259,10 @@ def _eval_batch(args, opt, baselines, device: str) -> int:
         by_status[r.status] = by_status.get(r.status, 0) + 1
     print(f"{len(recs)} records in {sink.path}: " + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items()))
           + (f"; {len(skipped)} skipped" if skipped else ""))
+    if sink.harness_failures:
+        print(f"{len(sink.harness_failures)} submission(s) not graded: the harness failed on them (traceback above); "
+              "run the same command again to grade them:\n  " + "\n  ".join(sink.harness_failures), file=sys.stderr)
+        return 1
     return 0
 
 

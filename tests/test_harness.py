@@ -248,6 +248,29 @@ def test_batch_is_resumable_and_goes_on_past_failures(tmp_path, capsys):
     assert sorted(r.problem_id for r in third.records()) == sorted(recs)
 
 
+def test_a_harness_failure_on_one_job_loses_no_other_and_is_graded_again_on_resume(tmp_path, monkeypatch, capsys):
+    import kb_data.harness.batch as batch
+
+    subs, out = _batch_dir(tmp_path), tmp_path / "out"
+    opt = Options(device="cpu", trials=3, warmup=1)
+    real = batch.grade
+
+    def flaky(problem, code, **kw):  # the harness itself fails (not the submission) on one job
+        if problem.problem_id == "v3/level1/23_Softmax":
+            raise OSError("disk full while writing the judge's log")
+        return real(problem, code, **kw)
+
+    monkeypatch.setattr(batch, "grade", flaky)
+    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert sorted(r.problem_id for r in sink.records()) == sorted([GELU, "v0.1/level1/19_ReLU"])
+    assert len(sink.harness_failures) == 1 and "23_Softmax" in sink.harness_failures[0]
+    assert "disk full" in sink.harness_failures[0] and "OSError" in capsys.readouterr().err
+    monkeypatch.setattr(batch, "grade", real)
+    again = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert again.harness_failures == []
+    assert {r.problem_id: r.status for r in again.records()}["v3/level1/23_Softmax"] == "runtime_error"
+
+
 def _verdict_flags(rec):
     """Flags that decide a verdict; timing-dependent informational ones (excessive_speedup) may differ."""
     from kb_data.schema import INFORMATIONAL_FLAGS
@@ -622,6 +645,22 @@ def test_run_per_device_hands_each_item_to_one_device_and_stops_when_told():
     done = []
     run_per_device(["cuda:0", "cuda:1"], range(20), lambda d, x: done.append(x), stop=lambda: len(done) >= 5)
     assert 5 <= len(done) <= 6 and len(set(done)) == len(done)  # each device checks before its next item
+
+
+def test_map_per_device_goes_on_past_a_failing_item_and_run_per_device_raises_it():
+    from kb_data.harness.worker import map_per_device, run_per_device
+
+    def handle(device, x):
+        if x == 3:
+            raise ValueError("item 3")
+        return x * 10
+
+    got = list(map_per_device(["cuda:0", "cuda:1"], range(8), handle))
+    assert sorted(x for x, _, e in got if e is None) == [0, 1, 2, 4, 5, 6, 7]
+    assert sorted(r for _, r, e in got if e is None) == [0, 10, 20, 40, 50, 60, 70]
+    assert [(x, str(e)) for x, _, e in got if e is not None] == [(3, "item 3")]
+    with pytest.raises(ValueError, match="item 3"):
+        run_per_device(["cuda:0"], range(8), handle)
 
 
 def test_baseline_sweep_stops_at_its_time_budget_and_resumes(tmp_path):
