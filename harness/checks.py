@@ -54,8 +54,8 @@ CHECKS = {c.flag: c for c in (
           "an output that does not move with its inputs while the reference's does"),
     Check("degenerate_problem", "judge", "kb_data.harness.checks:degenerate_checks",
           "the problem's output barely depends on its inputs: informs the reader"),
-    Check("ignores_weights", "judge", "kb_data.harness.checks:weights_check",
-          "an output that does not follow perturbed weights hard-codes the default init"),
+    Check("ignores_weights", "judge", "kb_data.harness.checks:secret_weights",
+          "an output that does not follow secretly perturbed weights hard-codes the default init or a cached copy"),
     Check("input_overfit", "judge", "kb_data.harness.checks:degenerate_checks",
           "right only on the suite's degenerate inputs"),
     Check("stale_output", "judge", "kb_data.harness.judge:time_paired",
@@ -315,22 +315,57 @@ def _structural(key: str, buf: torch.Tensor) -> bool:
     return "running_" not in key and bool(((buf == 0) | (buf == 1)).all())
 
 
-def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) -> None:
-    """Perturb the reference's weights (a secret draw), load them into the candidate as grading loads weights
-    (by key, whatever its own names are), and require its output to follow the perturbed reference's."""
+def perturbed_state(ref, state: dict, seed: int) -> dict | None:
+    """The reference's state with every floating weight moved by a draw from `seed`: parameters and buffers, bar
+    0/1 masks that are not running statistics; running variances scaled (they stay positive), the rest shifted by a
+    quarter of their mean magnitude. None when there is no such weight."""
     params = dict(ref.named_parameters())
     floats = {k for k, v in state.items() if v.is_floating_point() and v.numel() and (k in params or not _structural(k, v))}
     if not floats:
-        return
-    gen = torch.Generator(device="cpu").manual_seed(draw_seed())
-    perturbed = {}
+        return None
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    out = {}
     for k, v in state.items():
         if k in floats:
             noise = torch.randn(v.shape, generator=gen).to(v.device, v.dtype)
             scale = float(v.float().abs().mean()) or 1.0
-            perturbed[k] = v * (1 + 0.25 * noise) if "running_var" in k else v + 0.25 * scale * noise
+            out[k] = v * torch.exp(0.25 * noise) if "running_var" in k else v + 0.25 * scale * noise
         else:
-            perturbed[k] = v
+            out[k] = v.clone()
+    return out
+
+
+def secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx) -> bool:
+    """After the published seeds, the reference and the candidate both take secretly perturbed weights, loaded as
+    grading loads weights, and keep them for the timed calls and every check: a submission specialised to the
+    reference's default init earns the published seeds' correctness and nothing more. False (flagged
+    ignores_weights) when its output does not follow them; the seed is kept in the record."""
+    if rules["weights"] != "load_state_dict":
+        return True  # the suite builds the candidate from the init seed and loads nothing (v0.1)
+    seed = draw_seed()
+    perturbed = perturbed_state(ref, ref.state_dict(), seed)
+    if perturbed is None:
+        return True
+    res["flag_details"]["secret_weights_seed"] = seed
+    ref.load_state_dict(perturbed)  # in place: the paired (and compiled) reference wraps this module
+    cand.request({"cmd": "load_weights", "weights": weight_slots(cand, perturbed, "g")}, "secret weights")
+    inputs = fresh_inputs(mod, device, ctx)
+    rng = draw_seed()
+    ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
+    _, outs, why = run_candidate(cand, inputs, ref_out, rng, "secret weights")
+    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+    if not passed:
+        flag(res, "ignores_weights", f"right with the reference's weights on the published seeds, wrong with secretly "
+                                     f"perturbed weights loaded after them: {why}")
+    return passed
+
+
+def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) -> None:
+    """Perturb the reference's weights again (a secret draw), load them into the candidate as grading loads weights
+    (by key, whatever its own names are), and require its output to follow the perturbed reference's."""
+    perturbed = perturbed_state(ref, state, draw_seed())
+    if perturbed is None:
+        return
     ref_p = reference_copy(ref, ctx["rebuild"], perturbed)
     cand.request({"cmd": "load_weights", "weights": weight_slots(cand, perturbed, "p")}, "weights check")
     inputs = fresh_inputs(mod, device, ctx)

@@ -16,7 +16,7 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import _fp64_errors, dynamic_checks
+from kb_data.harness.checks import _fp64_errors, dynamic_checks, secret_weights
 from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution,
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
@@ -128,6 +128,9 @@ def _judge(job: dict, res: dict):
         return cand
     res["correct"] = True
     stage("correctness")
+    if not secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx):
+        return cand
+    stage("secret_weights")
 
     ctx["precision"], ctx["degenerate"] = precision, degenerate_reason(ctx["samples"], atol, rtol)
     time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx, job)

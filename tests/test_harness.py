@@ -1151,3 +1151,44 @@ def test_the_timing_bound_is_decided_by_the_batch_most_in_the_candidates_favour(
     res = {"flags": [], "flag_details": {}}
     judge._bound_claims(res, [], 0.2, CHECKS, cpu)
     assert res["flags"] == ["check_failed"]
+
+
+def test_perturbed_weights_move_every_float_weight_keep_masks_and_variances_positive():
+    from kb_data.harness.checks import perturbed_state
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64)
+            self.bn = torch.nn.BatchNorm1d(50_000)
+            self.register_buffer("bias", torch.tril(torch.ones(8, 8)))  # a causal mask, as GPT's
+
+    net = Net()
+    state = net.state_dict()
+    for seed in (1, 2, 3):
+        p = perturbed_state(net, state, seed)
+        assert not torch.equal(p["lin.weight"], state["lin.weight"]) and not torch.equal(p["bn.bias"], state["bn.bias"])
+        assert not torch.equal(p["bn.running_mean"], state["bn.running_mean"])
+        assert (p["bn.running_var"] > 0).all()  # an additive draw would make some of 50,000 variances negative
+        assert torch.equal(p["bias"], state["bias"]) and torch.equal(p["bn.num_batches_tracked"], state["bn.num_batches_tracked"])
+    assert torch.equal(perturbed_state(net, state, 7)["lin.weight"], perturbed_state(net, state, 7)["lin.weight"])
+    assert perturbed_state(torch.nn.ReLU(), {}, 1) is None
+
+
+def test_default_weights_pass_the_published_seeds_and_secret_weights_reject_the_record():
+    """The published seeds are graded with the reference's own weights (upstream's verdict stays readable: correct),
+    everything after them with secretly perturbed ones, which a model that hard-codes the default init fails."""
+    from kb_data.audit import passes_published_rules
+
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level2/40_Matmul_Scaling_ResidualAdd")
+    code = (CORPUS / "adversarial" / "default_init_renamed_keys.py").read_text()
+    rec, _ = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1))
+    details = json.loads(rec.flag_details)
+    assert rec.status == "rejected" and rec.correct and "ignores_weights" in rec.flags, (rec.status, rec.error)
+    assert "secretly perturbed" in details["ignores_weights"] and isinstance(details["secret_weights_seed"], int)
+    assert passes_published_rules(rec) is True
+    honest = "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def __init__(self, i, o, s):\n        super().__init__()\n" \
+             "        self.matmul = nn.Linear(i, o)\n        self.s = s\n    def forward(self, x):\n" \
+             "        y = self.matmul(x)\n        return y * self.s + y\n"
+    rec, _ = grade(problem, honest, options=Options(device="cpu", trials=3, warmup=1, require_custom_kernel=False))
+    assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)

@@ -1,11 +1,12 @@
 """LayerNorm that ignores its loaded weight and bias (hard-codes the default 1/0) until weights are loaded a second time.
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [ignores_weights]
+Verdict: unaffected
 Device: cpu
-The judge loads weights once at load time, and again only for the perturbed-weights check (`load_weights`): the
-model counts its load_state_dict calls and applies the affine only from the second on. Correctness, timed calls and
-every other check see the default init (weight 1, bias 0) and cannot tell. The statistics are exact (two-pass).
-Today (2026-12-02, CPU, strong sandbox, trials 5): ok, flags [degenerate_problem] (informational), speedup 0.65x; ignores_weights is not raised.
+Found by the red team (session 10): the judge loaded weights once at load time and again only for the
+perturbed-weights check, so a model that counts its load_state_dict calls could skip the affine in correctness, the
+timed calls and every other check (ok, 1.08x). Now the published seeds alone see the reference's weights: the second
+load brings secretly perturbed weights that the reference takes too, and every timed call and check runs with them,
+so the skipped affine is skipped only where nothing is timed (ok, graded on its honest work).
 """
 import torch
 import torch.nn as nn
