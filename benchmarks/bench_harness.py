@@ -574,6 +574,8 @@ def noise(args) -> dict:
     ids = ps.ids("v3") if args.compiled else ps.ids("v3", "level1") + ps.ids("v3", "level2")
     ids = [pid for pid in ids if pid in args.problems.split(",")] if args.problems else ids
     extra = {"min_timed_ms": args.min_timed_ms} if args.min_timed_ms is not None else {}
+    if args.max_trials is not None:
+        extra["max_trials"] = args.max_trials
     out = {}
     for pid in ids:
         problem = ps.load(pid)
@@ -593,12 +595,13 @@ def noise(args) -> dict:
                          "paired": r.speedup if ok else None,
                          "medians": r.ref_ms / r.sol_ms if ok else None,
                          "alone": r.ref_alone_ms / r.sol_ms if ok and r.ref_alone_ms else None,
-                         "stored": row["baseline_ms"] / r.sol_ms if ok else None})
+                         "stored": row["baseline_ms"] / r.sol_ms if ok else None,
+                         **{f"est_{k}": v for k, v in json.loads(r.flag_details or "{}").get("paired_estimators", {}).items()}})
         out[pid] = {"baseline_ms": row["baseline_ms"], "runs": runs}
-        show = lambda k: " ".join("%.3f" % x[k] if x[k] else x["status"] for x in runs)
+        show = lambda k: " ".join("%.3f" % x[k] if x.get(k) else x["status"] for x in runs)
         bad = any(x["paired"] is None or abs(x["paired"] - 1) > 0.02 for x in runs)
         print(f"{pid:58s} {row['baseline_ms']:8.4f} ms  paired {show('paired')}  medians {show('medians')}  alone {show('alone')}  "
-              f"stored {show('stored')}" + ("  <-- outside 1.00+/-0.02" if bad else ""))
+              f"stored {show('stored')}  per-call {show('est_per_call')}" + ("  <-- outside 1.00+/-0.02" if bad else ""))
         for x in runs:
             if x["status"] != "ok":
                 print(f"    {x['status']}: {x['flags']} {str(x['error'])[:200]}")
@@ -610,8 +613,8 @@ def noise(args) -> dict:
 def noise_report(out: dict) -> None:
     """Per ratio over every run: min, median, max and how many are within 1.00 +/- 0.02; then how far each problem's
     repeats of the record's speedup are apart."""
-    for kind in ("paired", "medians", "alone", "stored"):
-        flat = [x[kind] for v in out.values() for x in v["runs"] if x[kind]]
+    for kind in ("paired", "medians", "alone", "stored", "est_per_call", "est_per_call_medians"):
+        flat = [x[kind] for v in out.values() for x in v["runs"] if x.get(kind)]
         if flat:
             print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
                   f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
@@ -631,6 +634,7 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
+    ap.add_argument("--max-trials", type=int, help="noise: the paired loop's cap on timed calls (the judge's MAX_PAIRED_TRIALS)")
     ap.add_argument("--compiled", choices=sorted(COMPILED_SELF), help="noise: the problems whose baseline is torch.compile, "
                     "the submission compiled as a module (as the paired reference is) or as its bound forward")
     ap.add_argument("--problems", help="pairing, stability, host-share, noise: comma-separated problem ids")

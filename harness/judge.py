@@ -210,8 +210,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     work = None  # the reference's inputs live in the same buffers every call, as the candidate's do
     # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
     # in-process loop before the boundary gathered in that much wall time), and no further than MAX_PAIRED_TRIALS
+    max_trials = job.get("max_trials", MAX_PAIRED_TRIALS)
     while i < warmup + trials or (device.type == "cuda" and sum(claims) + sum(ref_times) < min_ms
-                                  and i < MAX_PAIRED_TRIALS):
+                                  and i < max_trials):
         # the warm-up calls are batches of their own (a batch's calls count together or not at all); a CPU loop stops
         # at the rule's count; a GPU loop's batches may overshoot it, which only adds evidence
         if i < warmup:
@@ -300,6 +301,11 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     if paired_ref is not None:
         res["ref_paired_ms"] = ref_t.median_ms
         res["paired_speedup"] = timing.paired_ratio(cand_t, ref_t)
+        # the estimators the record does not use, kept as evidence of how far they are apart (BENCHMARKS.md, Noise)
+        res["flag_details"]["paired_estimators"] = {
+            "batch_means": res["paired_speedup"],
+            "per_call": timing.paired_ratio(timing.Timing(claims, device.type), timing.Timing(ref_times, device.type)),
+            "per_call_medians": statistics.median(ref_times) / statistics.median(claims) if claims else None}
         limit = rules["reference_slowdown_limit"]
         margin = rules["reference_slowdown_min_ms" if device.type == "cuda" else "reference_slowdown_min_ms_cpu"]
         if ref_t.p10_ms > limit * res["ref_alone_ms"] and ref_t.p10_ms - res["ref_alone_ms"] > margin:

@@ -245,6 +245,9 @@ class Sandbox:
         self.memory_exceeded: str | None = None
         self._stop = threading.Event()
         self._watch: threading.Thread | None = None
+        # held by the watcher while it reads /proc, and by the judge while it times its reference (the sandbox is
+        # frozen then): a scan in the judge's process would take the GIL in the middle of a timed call
+        self.watch_lock = threading.Lock()
         self.log_path = self.base / "log"
 
     # -- starting ---------------------------------------------------------
@@ -346,18 +349,19 @@ class Sandbox:
     def _watch_memory(self) -> None:
         pids, n = [], 0
         while not self._stop.wait(WATCH_INTERVAL_S):
-            if not self.alive():
-                return
-            if n % RESCAN_EVERY == 0:  # a full /proc scan finds new processes; in between only the known ones are read
-                pids = self.pids()
-            n += 1
-            rss = self.rss_bytes(pids)
-            self.peak_rss = max(self.peak_rss, rss)
-            if rss > self.limits.memory_bytes:
-                self.memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
-                                        f"{self.limits.memory_bytes / 2**30:.2f} GiB")
-                self.kill()
-                return
+            with self.watch_lock:
+                if not self.alive():
+                    return
+                if n % RESCAN_EVERY == 0:  # a full /proc scan finds new processes; in between only the known are read
+                    pids = self.pids()
+                n += 1
+                rss = self.rss_bytes(pids)
+                self.peak_rss = max(self.peak_rss, rss)
+                if rss > self.limits.memory_bytes:
+                    self.memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
+                                            f"{self.limits.memory_bytes / 2**30:.2f} GiB")
+                    self.kill()
+                    return
 
     # -- ending -----------------------------------------------------------
     def kill(self) -> None:

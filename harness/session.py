@@ -148,7 +148,12 @@ class Candidate:
         """The sandbox's processes stopped while the judge times its reference: nothing of the submission's
         (a thread, a child) competes with it for the CPU. The process list (a /proc scan, milliseconds on a busy
         host) is refreshed every PAUSE_RESCAN_EVERY pauses. Where the sandbox has a cgroup, it is frozen instead:
-        every process in it at once, those forked since the last pause included."""
+        every process in it at once, those forked since the last pause included. The memory watcher holds off
+        meanwhile: the judge's own process is then the one being timed."""
+        with self.sb.watch_lock:
+            yield from self._paused()
+
+    def _paused(self):
         if self.sb.cgroup is not None:
             self.sb.cgroup.freeze()
             try:
