@@ -586,7 +586,8 @@ def noise(args) -> dict:
         runs = []
         for i in range(args.repeats):
             r, _ = grade(problem, code + f"\n# repeat {i}\n",
-                         options=Options(require_custom_kernel=False, check_fp64=False, compile_baseline=False, extra=extra),
+                         options=Options(require_custom_kernel=False, check_fp64=False, compile_baseline=False, extra=extra,
+                                         sandbox=args.sandbox),
                          baselines=index)
             ok = r.status == "ok" and r.sol_ms
             runs.append({"status": r.status, "flags": r.flags, "error": r.error, "sol_ms": r.sol_ms,
@@ -634,6 +635,7 @@ def main() -> None:
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
+    ap.add_argument("--sandbox", default="auto", help="noise: the submission's sandbox level (kb_data.harness.sandbox)")
     ap.add_argument("--max-trials", type=int, help="noise: the paired loop's cap on timed calls (the judge's MAX_PAIRED_TRIALS)")
     ap.add_argument("--compiled", choices=sorted(COMPILED_SELF), help="noise: the problems whose baseline is torch.compile, "
                     "the submission compiled as a module (as the paired reference is) or as its bound forward")
