@@ -64,6 +64,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kb_data.problems import ProblemSet  # noqa: E402
+from kb_data.harness.calibrate import COMPILED_SELF as CALIBRATION_COMPILED_SELF  # noqa: E402
 from kb_data.harness.baselines import BaselineIndex  # noqa: E402
 from kb_data.harness.grade import Options, grade  # noqa: E402
 
@@ -533,22 +534,7 @@ def host_share_report(runs) -> None:
 # the harness compiles the paired reference, torch.compile of a module: a shallow copy of the submission that shares its
 # parameter, buffer and submodule dicts (so loaded weights reach it) and runs the reference's forward, kept out of the
 # state dict. "method": torch.compile of the bound forward, a shorter call path (fewer guards) than a module's.
-COMPILED_SELF = {"module": """
-
-import copy as _copy
-_Reference = Model
-
-
-class Model(_Reference):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        twin = _copy.copy(self)
-        twin.__class__ = _Reference
-        self.__dict__["_compiled"] = torch.compile(twin, mode="{mode}")
-
-    def forward(self, *args):
-        return self.__dict__["_compiled"](*args)
-""", "method": """
+COMPILED_SELF = {"module": CALIBRATION_COMPILED_SELF, "method": """
 
 _Reference = Model
 

@@ -266,8 +266,9 @@ def _eval_batch(args, opt, baselines, device: str) -> int:
     return 0
 
 
-def cmd_baselines_measure(args) -> int:
-    from .harness.sweep import sweep
+def _runnable_problems(args) -> list[str]:
+    """The problems named by --suite/--category/--only that this machine can run: not Metal (Apple GPUs), every
+    package in their REQUIRES importable."""
     from .problems import ProblemSet, missing_requirements
 
     ps = ProblemSet(args.problems)
@@ -277,8 +278,40 @@ def cmd_baselines_measure(args) -> int:
             ids += ps.ids(suite, cat)
     if args.only:  # --only a,b and --only a --only b alike
         ids = [ps.resolve(x.strip()) for arg in args.only for x in arg.split(",") if x.strip()]
-    ids = [pid for pid in dict.fromkeys(ids) if not pid.split("/")[1].startswith("metal")]  # Metal runs on Apple GPUs
-    ids = [pid for pid in ids if not missing_requirements(ps.paths[pid].read_text(encoding="utf-8"))]
+    ids = [pid for pid in dict.fromkeys(ids) if not pid.split("/")[1].startswith("metal")]
+    return [pid for pid in ids if not missing_requirements(ps.paths[pid].read_text(encoding="utf-8"))]
+
+
+def cmd_calibrate(args) -> int:
+    from .harness.baselines import BaselineIndex
+    from .harness.calibrate import VARIANTS, calibrate, report
+    from .harness.grade import Options
+
+    device = _check_device(args.device)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if unknown := [v for v in variants if v not in VARIANTS]:
+        raise ValueError(f"--variants: unknown {', '.join(unknown)} (one of {', '.join(VARIANTS)})")
+    if device == "cpu" and "compiled" in variants:
+        variants.remove("compiled")
+        print("calibrate: no compiled variant on a CPU (the grades' baselines are eager there)", file=sys.stderr)
+    ids = _runnable_problems(args)
+    if not ids:
+        raise ValueError("no problem selected (see --suite, --category, --only)")
+    baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
+    opt = Options(device=args.device, gpu=args.gpu, trials=args.trials, warmup=args.warmup, timeout_s=args.timeout)
+    vs, failures = calibrate(ids, args.out, variants=variants, problems_root=args.problems, options=opt,
+                             workers=args.workers, baselines=baselines)
+    print(report(vs))
+    print(f"records: {args.out / 'records' / 'records.jsonl'}; verdicts: {args.out / 'calibration.json'}")
+    if failures:
+        print(f"{len(failures)} job(s) not graded (harness failures): run again to retry", file=sys.stderr)
+    return 0 if vs and all(v.ok for v in vs) and not failures else 1
+
+
+def cmd_baselines_measure(args) -> int:
+    from .harness.sweep import sweep
+
+    ids = _runnable_problems(args)
     if args.device == "auto":
         from .harness.batch import visible_devices
 
@@ -432,6 +465,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit-gb", type=float, help="host memory of the submission's processes (default: sized "
                    "by the problem); an overrun ends as status memory_exceeded")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("calibrate", help="grade the references as their own submissions: does a speedup mean anything "
+                       "here? (exit 1 listing every record off its expectation)")
+    _add_problems_root(p)
+    p.add_argument("--suite", action="append", choices=SUITES, help="suite(s) to calibrate (default: all)")
+    p.add_argument("--category", action="append")
+    p.add_argument("--only", action="append", default=[], help="problem ids or names (comma-separated or repeated)")
+    p.add_argument("--variants", default="eager,compiled", help="eager (the reference as it is) and/or compiled (as the "
+                   "paired reference is compiled; GPU only)")
+    p.add_argument("--out", type=Path, default=Path("kb-calibration"), help="folder: submissions, records (resumable), "
+                   "calibration.json")
+    p.add_argument("--device", help="cuda:N or cpu (default: cuda:0 when there is a GPU)")
+    p.add_argument("--gpu", help="GPU key to record (default: from the device name)")
+    p.add_argument("--workers", default="auto", help="'auto' (one per visible GPU) or a number")
+    p.add_argument("--trials", type=int, help="timed calls (default: the suite's rules)")
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per grade")
+    p.add_argument("--baselines", type=Path, action="append", default=[],
+                   help="baseline JSONL files to look up (default: the shipped measured baselines)")
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("baselines", help="baseline timings of the references")
     bsub = p.add_subparsers(dest="baselines_cmd", required=True)

@@ -1192,3 +1192,32 @@ def test_default_weights_pass_the_published_seeds_and_secret_weights_reject_the_
              "        y = self.matmul(x)\n        return y * self.s + y\n"
     rec, _ = grade(problem, honest, options=Options(device="cpu", trials=3, warmup=1, require_custom_kernel=False))
     assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)
+
+
+def test_calibrate_grades_each_reference_as_its_own_submission_and_judges_it_against_its_baseline(tmp_path, capsys):
+    from kb_data.cli import main
+    from kb_data.harness.calibrate import expectation, verdicts
+
+    out = tmp_path / "cal"
+    code = main(["calibrate", "--problems", str(SMALL_PROBLEMS), "--only", f"{GELU},v0.1/level1/19_ReLU", "--device",
+                 "cpu", "--trials", "3", "--warmup", "1", "--out", str(out)])
+    printed = capsys.readouterr()
+    assert "no compiled variant on a CPU" in printed.err
+    recs = RecordSink(out / "records").records()
+    assert sorted((r.problem_id, r.model, r.status) for r in recs) == sorted([
+        (GELU, "reference-eager", "ok"), ("v0.1/level1/19_ReLU", "reference-eager", "ok")])
+    saved = json.loads((out / "calibration.json").read_text())
+    assert {v["expected"] for v in saved} == {1.0} and all(v["tolerance"] == 0.02 for v in saved)
+    assert code == (0 if all(v["ok"] for v in saved) else 1)  # a CPU's pairing may well be off by 2%: then exit 1
+    assert "eager: 2 problems" in printed.out and "calibration.json" in printed.out
+    # against a torch.compile baseline the eager reference must score the row's compile/eager ratio, and the compiled
+    # reference against an eager baseline its inverse
+    rec = recs[0]
+    vs_compiled = replace(rec, baseline_type="torch_compile", eager_ms=2.0, compile_ms=1.5)
+    assert expectation(vs_compiled) == (0.75, 0.05)
+    assert expectation(replace(rec, model="reference-compiled", eager_ms=2.0, compile_ms=1.5)) == (2.0 / 1.5, 0.05)
+    assert expectation(replace(rec, model="reference-compiled", baseline_type="torch_compile")) == (1.0, 0.02)
+    off = verdicts([replace(vs_compiled, speedup=0.9)])[0]
+    assert not off.ok and abs(off.deviation - 0.2) < 1e-9
+    assert verdicts([replace(vs_compiled, speedup=0.76)])[0].ok
+    assert not verdicts([replace(vs_compiled, speedup=0.75, flags=["ignores_weights"])])[0].ok
