@@ -9,7 +9,7 @@ import pytest
 from tests.datasets_support import folders, root, small_rows  # noqa: F401  (fixtures)
 from tests.hub_support import configure_clients, loopback_only  # noqa: F401  (fixture)
 
-from kb_data import cli
+from kb_data import cli, grading_cli
 from kb_data.builders.common import PROBLEMS
 from kb_data.cli import main
 from kb_data.serve import serving
@@ -134,13 +134,13 @@ def test_eval_out_is_what_publish_runs_takes(tmp_path, capsys):
 
 def test_cpu_grade_too_large_for_memory_is_refused_with_a_hint(tmp_path, capsys, monkeypatch):
     problems = _tiny_root(tmp_path)
-    monkeypatch.setattr(cli, "_available_bytes", lambda: 1000)
+    monkeypatch.setattr(grading_cli, "_available_bytes", lambda: 1000)
     assert main(["eval", "--problems", str(problems), "1_TinyRelu", str(tmp_path / "sol.py"), "--device", "cpu"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs about" in err and "--device cuda:0" in err and "kb ls --fits" in err
     assert main(["ls", "--problems", str(problems), "--fits"]) == 0
     assert "# 0 problems that fit" in capsys.readouterr().err
-    monkeypatch.setattr(cli, "_available_bytes", lambda: 10 ** 12)
+    monkeypatch.setattr(grading_cli, "_available_bytes", lambda: 10 ** 12)
     assert main(["ls", "--problems", str(problems), "--fits"]) == 0
     out = capsys.readouterr()
     assert "v3/level1/1_TinyRelu" in out.out and "cpu_need=0.00GB" in out.out and "# 1 problems" in out.err
