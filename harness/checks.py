@@ -309,30 +309,57 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
             return
 
 
-def _structural(key: str, buf: torch.Tensor) -> bool:
-    """A buffer of only 0s and 1s that is not a running statistic: a mask (GPT's causal `bias`), which an honest
-    kernel may build in (causal attention) rather than read; perturbing it would flag that kernel."""
-    return "running_" not in key and bool(((buf == 0) | (buf == 1)).all())
+def _structural(buf: torch.Tensor) -> bool:
+    """A buffer of 0s and 1s, both present: a mask (GPT's causal `bias`), which an honest kernel may build in (causal
+    attention) rather than read; perturbing it would flag that kernel."""
+    zeros = buf == 0
+    return bool((zeros | (buf == 1)).all()) and bool(zeros.any()) and not bool(zeros.all())
 
 
-def perturbed_state(ref, state: dict, seed: int) -> dict | None:
-    """The reference's state with every floating weight moved by a draw from `seed`: parameters and buffers, bar
-    0/1 masks that are not running statistics; running variances scaled (they stay positive), the rest shifted by a
-    quarter of their mean magnitude. None when there is no such weight."""
-    params = dict(ref.named_parameters())
-    floats = {k for k, v in state.items() if v.is_floating_point() and v.numel() and (k in params or not _structural(k, v))}
-    if not floats:
-        return None
+def _state_kind(key: str, v, params: set, rules: dict) -> str:
+    """How a state entry is perturbed: param, running_var, running (other running statistics), buffer (a float
+    weight kept as a buffer), int (quantised weights), or keep (a constant of the problem, a mask, a counter)."""
+    if not isinstance(v, torch.Tensor) or not v.numel() or v.dtype == torch.bool or "num_batches_tracked" in key:
+        return "keep"
+    if key in params:
+        return "param" if v.is_floating_point() else "keep"
+    if "running_var" in key:
+        return "running_var"
+    if "running_" in key:
+        return "running"
+    if v.numel() <= rules["constant_buffer_numel"]:  # filter taps, colour matrices, scales: the problem's constants
+        return "keep"
+    if v.is_floating_point():
+        return "keep" if _structural(v) else "buffer"
+    return "int" if not v.is_complex() else "keep"
+
+
+def perturbed_state(ref, state: dict, seed: int, rules: dict) -> dict | None:
+    """The reference's state with every weight moved by a draw from `seed`: parameters shifted by a share of their
+    mean magnitude; running variances and float buffers scaled by e^x (positive stays positive, a zero stays zero:
+    sparsity and masks keep their structure); quantised integer weights drawn again within their range. Small buffers
+    are the problem's constants and stay. None when nothing moves."""
+    params = {k for k, _ in ref.named_parameters()}
     gen = torch.Generator(device="cpu").manual_seed(seed)
-    out = {}
+    scale_by = rules["weights_perturbation"]
+    out, moved = {}, False
     for k, v in state.items():
-        if k in floats:
-            noise = torch.randn(v.shape, generator=gen).to(v.device, v.dtype)
-            scale = float(v.float().abs().mean()) or 1.0
-            out[k] = v * torch.exp(0.25 * noise) if "running_var" in k else v + 0.25 * scale * noise
+        kind = _state_kind(k, v, params, rules)
+        if kind == "keep":
+            out[k] = v.clone() if isinstance(v, torch.Tensor) else v
+            continue
+        moved = True
+        if kind == "int":
+            lo, hi = int(v.min()), int(v.max())
+            out[k] = torch.randint(lo, hi + 1, v.shape, generator=gen, dtype=torch.int64).to(v.device, v.dtype)
+            continue
+        noise = torch.randn(v.shape, generator=gen).to(v.device, torch.float32)
+        if kind in ("running_var", "buffer"):
+            out[k] = (v.float() * torch.exp(scale_by * noise)).to(v.dtype)
         else:
-            out[k] = v.clone()
-    return out
+            scale = float(v.float().abs().mean()) or 1.0
+            out[k] = (v.float() + scale_by * scale * noise).to(v.dtype)
+    return out if moved else None
 
 
 def secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx) -> bool:
@@ -343,7 +370,7 @@ def secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx) -> bool:
     if rules["weights"] != "load_state_dict":
         return True  # the suite builds the candidate from the init seed and loads nothing (v0.1)
     seed = draw_seed()
-    perturbed = perturbed_state(ref, ref.state_dict(), seed)
+    perturbed = perturbed_state(ref, ref.state_dict(), seed, rules)
     if perturbed is None:
         return True
     res["flag_details"]["secret_weights_seed"] = seed
@@ -363,7 +390,7 @@ def secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx) -> bool:
 def weights_check(cand, mod, ref, state, rules, device, atol, rtol, res, ctx) -> None:
     """Perturb the reference's weights again (a secret draw), load them into the candidate as grading loads weights
     (by key, whatever its own names are), and require its output to follow the perturbed reference's."""
-    perturbed = perturbed_state(ref, state, draw_seed())
+    perturbed = perturbed_state(ref, state, draw_seed(), rules)
     if perturbed is None:
         return
     ref_p = reference_copy(ref, ctx["rebuild"], perturbed)

@@ -66,6 +66,8 @@ CHECKS = {
     "constant_rel": 1e-6,
     "flush_slowdown": 1.15,
     "flush_slowdown_min_ms": 0.004,
+    "weights_perturbation": 0.25,
+    "constant_buffer_numel": 4096,
 }
 
 SUITE_RULES = {

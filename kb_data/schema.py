@@ -22,13 +22,14 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.6"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.7"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
 # (failure_cause), and which record an audit re-graded (audit_of, audit_dataset, audit_revision, audit_published_accepted);
 # 1.6: the side-stream flush check's bound and the CPU's timing margins in the rules (flush_slowdown,
-# flush_slowdown_min_ms, timing_bound_margin_ms_cpu, reference_slowdown_min_ms_cpu)
+# flush_slowdown_min_ms, timing_bound_margin_ms_cpu, reference_slowdown_min_ms_cpu); 1.7: how weights are perturbed
+# (weights_perturbation) and which buffers are the problem's constants (constant_buffer_numel)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -135,6 +136,9 @@ RULES = pa.struct([
     ("flush_slowdown_min_ms", F64),  # ... and this many ms: work on another stream ran during it (side_stream_work)
     ("timing_bound_margin_ms_cpu", F64),     # the two margins on a CPU, whose time slices are milliseconds
     ("reference_slowdown_min_ms_cpu", F64),
+    ("weights_perturbation", F64),   # perturbed weights move by this share of their mean magnitude (or factor e^x)
+    ("constant_buffer_numel", I64),  # buffers up to this size (not parameters, not running statistics) are the
+                                     # problem's constants (filter taps, colour matrices), never perturbed
 ])
 
 

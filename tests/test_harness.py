@@ -1153,26 +1153,37 @@ def test_the_timing_bound_is_decided_by_the_batch_most_in_the_candidates_favour(
     assert res["flags"] == ["check_failed"]
 
 
-def test_perturbed_weights_move_every_float_weight_keep_masks_and_variances_positive():
+def test_perturbed_weights_move_the_weights_and_keep_the_problems_constants():
     from kb_data.harness.checks import perturbed_state
+    from kb_data.rules import with_checks
+
+    rules = with_checks(rules_for("v3"))
 
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.lin = torch.nn.Linear(64, 64)
             self.bn = torch.nn.BatchNorm1d(50_000)
-            self.register_buffer("bias", torch.tril(torch.ones(8, 8)))  # a causal mask, as GPT's
+            self.register_buffer("bias", torch.tril(torch.ones(128, 128)))  # a causal mask, as GPT's
+            self.register_buffer("taps", torch.tensor([[-1.0, 0, 1], [-2, 0, 2], [-1, 0, 1]]))  # Sobel's: a constant
+            self.register_buffer("correction", torch.zeros(64))  # small: a constant of the problem
+            sparse = torch.randn(100, 100) * (torch.rand(100, 100) < 0.05)
+            self.register_buffer("sparse", sparse)  # a weight kept as a buffer, mostly zeros
+            self.register_buffer("packed", torch.randint(0, 256, (64, 128), dtype=torch.uint8))  # quantised weights
 
     net = Net()
     state = net.state_dict()
     for seed in (1, 2, 3):
-        p = perturbed_state(net, state, seed)
-        assert not torch.equal(p["lin.weight"], state["lin.weight"]) and not torch.equal(p["bn.bias"], state["bn.bias"])
-        assert not torch.equal(p["bn.running_mean"], state["bn.running_mean"])
+        p = perturbed_state(net, state, seed, rules)
+        for k in ("lin.weight", "bn.bias", "bn.running_mean", "sparse", "packed"):
+            assert not torch.equal(p[k], state[k]), k
         assert (p["bn.running_var"] > 0).all()  # an additive draw would make some of 50,000 variances negative
-        assert torch.equal(p["bias"], state["bias"]) and torch.equal(p["bn.num_batches_tracked"], state["bn.num_batches_tracked"])
-    assert torch.equal(perturbed_state(net, state, 7)["lin.weight"], perturbed_state(net, state, 7)["lin.weight"])
-    assert perturbed_state(torch.nn.ReLU(), {}, 1) is None
+        assert torch.equal(p["sparse"] == 0, state["sparse"] == 0)  # the sparsity pattern stays
+        assert p["packed"].dtype == torch.uint8 and int(p["packed"].min()) >= 0
+        for k in ("bias", "taps", "correction", "bn.num_batches_tracked"):
+            assert torch.equal(p[k], state[k]), k
+    assert torch.equal(perturbed_state(net, state, 7, rules)["packed"], perturbed_state(net, state, 7, rules)["packed"])
+    assert perturbed_state(torch.nn.ReLU(), {}, 1, rules) is None
 
 
 def test_default_weights_pass_the_published_seeds_and_secret_weights_reject_the_record():
