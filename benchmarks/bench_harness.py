@@ -13,7 +13,7 @@
     python benchmarks/bench_harness.py tilt [--repeats 30]
         the paired loop timing one CPU matmul against itself, with an output check after the subject's
         calls as in grading: the ratio's median over repeats shows whether the loop itself favours a side.
-    python benchmarks/bench_harness.py pairing [--repeats 3] [--problems ID,ID] [--report SAVED.json.gz]
+    python benchmarks/bench_harness.py pairing --report SAVED.json.gz
         where a paired ratio's error comes from (GPU): the reference timed against itself in five arms
         (as graded; subject and other swapped; one object on both sides; the output check after the subject's
         calls only, as before 2026-11-29; the end event recorded before the device sync), every trial's time
@@ -25,12 +25,6 @@
     python benchmarks/bench_harness.py stability --report SAVED.json [--baselines OTHER.jsonl]
         the same table from a saved run; with --baselines, each problem's eager median in OTHER (measured in
         another call) against the median of the saved rounds.
-    python benchmarks/bench_harness.py flush-overlap
-        what a stream that does not wait for the caller's gains from the L2 flush queued ahead of each timed
-        call: the corpus's side-stream GELU (high and normal stream priority) against honest ones, timed as
-        graded beside the reference, the flush's GPU time ahead of their calls against ahead of the reference's
-        (judge._flush_check), and the GPU
-        timeline of one profiled timed call of each.
     python benchmarks/bench_harness.py host [--repeats 10]
         how the host's pace moves from one process to the next (the sweep times each chunk in a fresh child): fresh
         processes, --repeats left to the scheduler and one pinned to each CPU, each timing the calibration, the host
@@ -42,12 +36,6 @@
         flush and the start event, so that the host has queued the whole forward before the GPU reaches it (GPU work
         alone: execute.time_model_gpu_alone, as the sweep's `*_gpu_ms`; the seventh session's run used a fixed spin);
         eager, and under torch.compile for v3. Across processes, the second should repeat where the first does not.
-    python benchmarks/bench_harness.py noise --baselines FILE [--repeats 2] [--min-timed-ms MS] [--compiled module|method]
-        the reference graded as its own submission on every v3 level-1/2 problem whose
-        baseline is eager: speedup should be 1.00 +/- 0.02. --min-timed-ms overrides the
-        harness's floor on the timed loop's length (timing.MIN_PAIRED_MS). --compiled: every v3 problem whose
-        baseline is torch.compile, the submission being the reference under torch.compile (the paired baseline is
-        then compiled too, in the same worker): as a module, the paired reference's call path, or as a bound method.
 """
 from __future__ import annotations
 
@@ -64,7 +52,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kb_data.problems import ProblemSet  # noqa: E402
-from kb_data.harness.calibrate import COMPILED_SELF as CALIBRATION_COMPILED_SELF  # noqa: E402
 from kb_data.harness.baselines import BaselineIndex  # noqa: E402
 from kb_data.harness.grade import Options, grade  # noqa: E402
 
@@ -374,11 +361,6 @@ def stability_report(res: dict, against: Path | None = None) -> None:
               f"{sum(abs(x) < 0.03 for x, _ in xs)}/{len(xs)}; problems over 0.1 ms: {sum(x < 0.03 for x in over)}/{len(over)}")
 
 
-def flush_overlap(args) -> dict:
-    raise SystemExit("this experiment timed the in-process harness before the trust boundary (before 2026-12-02); "
-                     "its conclusions are in BENCHMARKS.md and its code is at commit f9372bb")
-
-
 HOST_PROBE = r"""
 import json, os, statistics, sys, time
 cpus = json.loads(sys.argv[1])
@@ -534,99 +516,17 @@ def host_share_report(runs) -> None:
 # the harness compiles the paired reference, torch.compile of a module: a shallow copy of the submission that shares its
 # parameter, buffer and submodule dicts (so loaded weights reach it) and runs the reference's forward, kept out of the
 # state dict. "method": torch.compile of the bound forward, a shorter call path (fewer guards) than a module's.
-COMPILED_SELF = {"module": CALIBRATION_COMPILED_SELF, "method": """
-
-_Reference = Model
-
-
-class Model(_Reference):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._compiled_forward = torch.compile(super().forward, mode="{mode}")
-
-    def forward(self, *args):
-        return self._compiled_forward(*args)
-"""}
-
-
-def noise(args) -> dict:
-    """Four ratios per run, all reference over reference: the record's speedup (the baseline paired with the
-    submission, trial for trial: the median of per-trial ratios; with --compiled both sides are compiled), the ratio of the same loop's two medians,
-    the reference timed alone in the same worker just before, and the stored baseline row (another process,
-    another time)."""
-    ps = ProblemSet()
-    index = BaselineIndex.from_files([args.baselines])
-    baseline_type = "torch_compile" if args.compiled else "pytorch_eager"
-    ids = ps.ids("v3") if args.compiled else ps.ids("v3", "level1") + ps.ids("v3", "level2")
-    ids = [pid for pid in ids if pid in args.problems.split(",")] if args.problems else ids
-    extra = {"min_timed_ms": args.min_timed_ms} if args.min_timed_ms is not None else {}
-    if args.max_trials is not None:
-        extra["max_trials"] = args.max_trials
-    out = {}
-    for pid in ids:
-        problem = ps.load(pid)
-        row = index.lookup(pid, args.gpu, timing_method="flush_queued")
-        if row is None or row["baseline_type"] != baseline_type:
-            continue
-        code = problem.code + (COMPILED_SELF[args.compiled].format(mode=problem.rules["compile_mode"]) if args.compiled else "")
-        runs = []
-        for i in range(args.repeats):
-            r, _ = grade(problem, code + f"\n# repeat {i}\n",
-                         options=Options(require_custom_kernel=False, check_fp64=False, compile_baseline=False, extra=extra,
-                                         sandbox=args.sandbox),
-                         baselines=index)
-            ok = r.status == "ok" and r.sol_ms
-            runs.append({"status": r.status, "flags": r.flags, "error": r.error, "sol_ms": r.sol_ms,
-                         "baseline": f"{r.baseline_source}/{r.baseline_type}", "ref_ms": r.ref_ms,
-                         "sol_p10_ms": r.sol_p10_ms, "sol_p90_ms": r.sol_p90_ms, "n_trials": r.n_trials,
-                         "paired": r.speedup if ok else None,
-                         "medians": r.ref_ms / r.sol_ms if ok else None,
-                         "alone": r.ref_alone_ms / r.sol_ms if ok and r.ref_alone_ms else None,
-                         "stored": row["baseline_ms"] / r.sol_ms if ok else None,
-                         **{f"est_{k}": v for k, v in json.loads(r.flag_details or "{}").get("paired_estimators", {}).items()}})
-        out[pid] = {"baseline_ms": row["baseline_ms"], "runs": runs}
-        show = lambda k: " ".join("%.3f" % x[k] if x.get(k) else x["status"] for x in runs)
-        bad = any(x["paired"] is None or abs(x["paired"] - 1) > 0.02 for x in runs)
-        print(f"{pid:58s} {row['baseline_ms']:8.4f} ms  paired {show('paired')}  medians {show('medians')}  alone {show('alone')}  "
-              f"stored {show('stored')}  per-call {show('est_per_call')}" + ("  <-- outside 1.00+/-0.02" if bad else ""))
-        for x in runs:
-            if x["status"] != "ok":
-                print(f"    {x['status']}: {x['flags']} {str(x['error'])[:200]}")
-        _write(args.out, f"bench_harness_noise_compiled_{args.compiled}.json" if args.compiled else "bench_harness_noise.json", out)  # a run cut by a time limit keeps what it measured
-    noise_report(out)
-    return out
-
-
-def noise_report(out: dict) -> None:
-    """Per ratio over every run: min, median, max and how many are within 1.00 +/- 0.02; then how far each problem's
-    repeats of the record's speedup are apart."""
-    for kind in ("paired", "medians", "alone", "stored", "est_per_call", "est_per_call_medians"):
-        flat = [x[kind] for v in out.values() for x in v["runs"] if x.get(kind)]
-        if flat:
-            print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
-                  f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
-    gaps = [max(xs) / min(xs) - 1 for xs in ([x["paired"] for x in v["runs"] if x["paired"]] for v in out.values()) if len(xs) > 1]
-    if gaps:
-        print(f"paired, max/min of a problem's repeats: median {statistics.median(gaps):.1%}, max {max(gaps):.1%} "
-              f"({len(gaps)} problems)")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["overhead", "pool", "noise", "scale", "tilt", "pairing", "stability", "flush-overlap", "host", "host-share"])
+    ap.add_argument("what", choices=["overhead", "pool", "scale", "tilt", "pairing", "stability", "host", "host-share"])
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--naive", type=int, default=10)
     ap.add_argument("--baselines", type=Path)
     ap.add_argument("--gpu", default="H200")
-    ap.add_argument("--min-timed-ms", type=float)
-    ap.add_argument("--sandbox", default="auto", help="noise: the submission's sandbox level (kb_data.harness.sandbox)")
-    ap.add_argument("--max-trials", type=int, help="noise: the paired loop's cap on timed calls (the judge's MAX_PAIRED_TRIALS)")
-    ap.add_argument("--compiled", choices=sorted(COMPILED_SELF), help="noise: the problems whose baseline is torch.compile, "
-                    "the submission compiled as a module (as the paired reference is) or as its bound forward")
-    ap.add_argument("--problems", help="pairing, stability, host-share, noise: comma-separated problem ids")
-    ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share, noise: print the report of a saved run (.json or .json.gz) "
+    ap.add_argument("--problems", help="pairing, stability, host-share: comma-separated problem ids")
+    ap.add_argument("--report", type=Path, help="pairing, stability, host, host-share: print the report of a saved run (.json or .json.gz) "
                     "and exit (stability: with --baselines, also against that file's eager medians)")
     ap.add_argument("--per-gpu", type=int, default=30)
     ap.add_argument("--gpus", type=lambda v: [int(x) for x in v.split(",")], default=[4, 2, 1])
@@ -635,8 +535,6 @@ def main() -> None:
         return stability_report(json.loads(args.report.read_text()), args.baselines)
     if args.what == "host" and args.report:
         return host_report(json.loads(args.report.read_text()))
-    if args.what == "noise" and args.report:
-        return noise_report(json.loads(args.report.read_text()))
     if args.what == "host-share" and args.report:
         return host_share_report(json.loads(args.report.read_text()))
     if args.what == "pairing" and args.report:
@@ -645,9 +543,8 @@ def main() -> None:
         opener = gzip.open if args.report.suffix == ".gz" else open
         with opener(args.report, "rt", encoding="utf-8") as f:
             return pairing_report(json.load(f))
-    res = {"overhead": overhead, "pool": pool, "noise": noise, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability,
-           "flush-overlap": flush_overlap, "host": host,
-           "host-share": host_share}[args.what](args)
+    res = {"overhead": overhead, "pool": pool, "scale": scale, "tilt": tilt, "pairing": pairing, "stability": stability,
+           "host": host, "host-share": host_share}[args.what](args)
     _write(args.out, f"bench_harness_{args.what}.json", res)
 
 

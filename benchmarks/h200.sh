@@ -24,7 +24,6 @@
 #   boundary   the honest GPU corpus through grade() one by one: wall and stage times per submission, claimed and
 #              trusted ms (run it in this checkout and in an older one to compare: BENCHMARKS.md, Trust boundary)
 #   sandbox    the trust boundary's tests (tests/test_sandbox.py) at the machine's level
-#   flush-overlap  (retired with the in-process harness) side-stream GELUs that do not wait for the caller's stream, against the honest one (#8)
 #   repeat     a 12-problem subset's baselines again (REPEAT_SET=v3, the default, or v01), into
 #              $OUT/baselines_repeat_${REPEAT_SET}_${TAG:-a}.jsonl (run-to-run spread)
 #   repeat-fresh  the same with Inductor/Triton caches of its own under /tmp/kb-caches-$CACHE_TAG (default $TAG: empty at
@@ -52,11 +51,11 @@ for step in "$@"; do
            python benchmarks/audit_corpus.py check "$OUT/audit" >> "$OUT/audit.log" 2>&1 ;;
     gpu-honest) timeout 200 python -m pytest -m gpu tests/test_anticheat.py -k "honest" -s -v -p no:cacheprovider \
                     --timeout 120 --tb=short > "$OUT/gpu_honest.log" 2>&1 ;;
-    noise) timeout 240 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
+    noise) timeout 240 python benchmarks/bench_noise.py --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --out "$OUT" > "$OUT/noise.log" 2>&1 ;;
-    noise-long) timeout 300 python benchmarks/bench_harness.py noise --baselines kb_data/data/baselines_h200.jsonl \
+    noise-long) timeout 300 python benchmarks/bench_noise.py --baselines kb_data/data/baselines_h200.jsonl \
                --repeats 2 --min-timed-ms 400 --out "$OUT/noise_long" > "$OUT/noise_long.log" 2>&1 ;;
-    noise-compiled) timeout "${NOISE_TIMEOUT:-400}" python benchmarks/bench_harness.py noise --compiled "${COMPILED:-module}" \
+    noise-compiled) timeout "${NOISE_TIMEOUT:-400}" python benchmarks/bench_noise.py --compiled "${COMPILED:-module}" \
                --baselines "${NOISE_BASELINES:-kb_data/data/baselines_h200.jsonl}" --repeats "${REPEATS:-2}" ${NOISE_PROBLEMS:+--problems "$NOISE_PROBLEMS"} \
                --out "$OUT" > "$OUT/noise_compiled.log" 2>&1 ;;
     overhead) timeout 90 python benchmarks/bench_harness.py overhead --repeats "${REPEATS:-3}" --out "$OUT" > "$OUT/overhead.log" 2>&1 ;;
@@ -73,7 +72,6 @@ for step in "$@"; do
     boundary) timeout "${BOUNDARY_TIMEOUT:-500}" python benchmarks/bench_boundary.py --out "$OUT/boundary.jsonl" \
                   > "$OUT/boundary.log" 2>&1 ;;
     sandbox) timeout 200 python -m pytest tests/test_sandbox.py -q -p no:cacheprovider > "$OUT/sandbox.log" 2>&1 ;;
-    flush-overlap) timeout 90 python benchmarks/bench_harness.py flush-overlap --out "$OUT" > "$OUT/flush_overlap.log" 2>&1 ;;
     stability) timeout "${STABILITY_TIMEOUT:-200}" python benchmarks/bench_harness.py stability --repeats "${REPEATS:-5}" \
                --out "$OUT" > "$OUT/stability.log" 2>&1 ;;
     repeat) only="" cs=v3  # $REPEAT_SET v3 (default; eager + torch.compile) or v01 (eager, v0.1's baseline)

@@ -577,7 +577,7 @@ def test_gpu_alone_medians_of_the_eighth_session_repeat_within_3_percent():
 
 
 def test_noise_of_the_paired_compiled_baseline_from_the_saved_runs():
-    """bench_harness.py noise --report on the eighth session's runs (BENCHMARKS.md, Noise): the reference under
+    """bench_noise.py --report on the eighth session's runs (BENCHMARKS.md, Noise): the reference under
     torch.compile graded against its paired compiled self. Compiled as a module, as the paired reference is, the
     speedup lands within 1.00 +/- 0.02 in 17 of 18 runs; compiled as its bound forward (a shorter call path) it
     is 2-5% faster every time; and before correctness kept a copy of the outputs, every run was a runtime error."""
@@ -588,8 +588,8 @@ def test_noise_of_the_paired_compiled_baseline_from_the_saved_runs():
 
     def report(name):
         saved = CHECKOUT / "benchmarks" / "results" / f"h200_noise_compiled_{name}_2026-12-01.json"
-        return subprocess.run([sys.executable, str(CHECKOUT / "benchmarks" / "bench_harness.py"), "noise", "--report",
-                               str(saved)], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([sys.executable, str(CHECKOUT / "benchmarks" / "bench_noise.py"), "--report", str(saved)],
+                              capture_output=True, text=True, check=True).stdout
 
     module, method = report("module_s8c4"), report("method_s8c3")
     assert "paired  9 problems, 18 runs: min 0.967 median 0.996 max 1.010; within 1.00+/-0.02: 17/18" in module
