@@ -322,7 +322,7 @@ def _state_kind(key: str, v, params: set, rules: dict) -> str:
     if not isinstance(v, torch.Tensor) or not v.numel() or v.dtype == torch.bool or "num_batches_tracked" in key:
         return "keep"
     if key in params:
-        return "param" if v.is_floating_point() else "keep"
+        return "param" if v.is_floating_point() else ("keep" if v.is_complex() else "int")
     if "running_var" in key:
         return "running_var"
     if "running_" in key:
@@ -334,11 +334,18 @@ def _state_kind(key: str, v, params: set, rules: dict) -> str:
     return "int" if not v.is_complex() else "keep"
 
 
+def _shuffled(v: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """The same values in other places: a kernel built around the default's positions (a sparsity pattern, baked
+    packed weights) fails, one built around the values it may meet (a dequantisation table) does not."""
+    flat = v.reshape(-1)
+    return flat[torch.randperm(flat.numel(), generator=gen).to(v.device)].reshape(v.shape)
+
+
 def perturbed_state(ref, state: dict, seed: int, rules: dict) -> dict | None:
     """The reference's state with every weight moved by a draw from `seed`: parameters shifted by a share of their
-    mean magnitude; running variances and float buffers scaled by e^x (positive stays positive, a zero stays zero:
-    sparsity and masks keep their structure); quantised integer weights drawn again within their range. Small buffers
-    are the problem's constants and stay. None when nothing moves."""
+    mean magnitude; running variances scaled by e^x (they stay positive); float buffers shuffled, then scaled;
+    integer (quantised) weights, parameters or buffers, shuffled. Small buffers are the problem's constants and stay,
+    as do masks. None when nothing moves."""
     params = {k for k, _ in ref.named_parameters()}
     gen = torch.Generator(device="cpu").manual_seed(seed)
     scale_by = rules["weights_perturbation"]
@@ -350,9 +357,10 @@ def perturbed_state(ref, state: dict, seed: int, rules: dict) -> dict | None:
             continue
         moved = True
         if kind == "int":
-            lo, hi = int(v.min()), int(v.max())
-            out[k] = torch.randint(lo, hi + 1, v.shape, generator=gen, dtype=torch.int64).to(v.device, v.dtype)
+            out[k] = _shuffled(v, gen)
             continue
+        if kind == "buffer":
+            v = _shuffled(v, gen)
         noise = torch.randn(v.shape, generator=gen).to(v.device, torch.float32)
         if kind in ("running_var", "buffer"):
             out[k] = (v.float() * torch.exp(scale_by * noise)).to(v.dtype)
