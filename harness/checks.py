@@ -335,38 +335,46 @@ def _state_kind(key: str, v, params: set, rules: dict) -> str:
 
 
 def _shuffled(v: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """The same values in other places: a kernel built around the default's positions (a sparsity pattern, baked
-    packed weights) fails, one built around the values it may meet (a dequantisation table) does not."""
-    flat = v.reshape(-1)
-    return flat[torch.randperm(flat.numel(), generator=gen).to(v.device)].reshape(v.shape)
+    """The same values in other places, each row (last dimension) permuted on its own: a kernel built around the
+    default's positions (a sparsity pattern, baked packed weights) fails; one built around the values it may meet (a
+    dequantisation table) or a row's count of them (a fixed-width sparse format) does not."""
+    rows = v.reshape(-1, v.shape[-1]) if v.dim() else v.reshape(1, 1)
+    order = torch.rand(rows.shape, generator=gen).argsort(dim=-1).to(v.device)
+    return rows.gather(-1, order).reshape(v.shape)
 
 
 def perturbed_state(ref, state: dict, seed: int, rules: dict) -> dict | None:
     """The reference's state with every weight moved by a draw from `seed`: parameters shifted by a share of their
-    mean magnitude; running variances scaled by e^x (they stay positive); float buffers shuffled, then scaled;
-    integer (quantised) weights, parameters or buffers, shuffled. Small buffers are the problem's constants and stay,
-    as do masks. None when nothing moves."""
-    params = {k for k, _ in ref.named_parameters()}
+    mean magnitude, or scaled by e^x where they are all positive (scales stay positive); running variances scaled;
+    float buffers shuffled, then scaled; integer (quantised) weights, parameters or buffers, shuffled. Small buffers
+    are the problem's constants and stay, as do masks. A tensor tied under several keys moves once, the same under
+    each. None when nothing moves."""
+    params = {k for k, _ in ref.named_parameters(remove_duplicate=False)}
     gen = torch.Generator(device="cpu").manual_seed(seed)
     scale_by = rules["weights_perturbation"]
-    out, moved = {}, False
+    out, moved, tied = {}, False, {}
     for k, v in state.items():
         kind = _state_kind(k, v, params, rules)
         if kind == "keep":
             out[k] = v.clone() if isinstance(v, torch.Tensor) else v
             continue
         moved = True
+        same = (v.data_ptr(), v.dtype, tuple(v.shape), tuple(v.stride()))
+        if same in tied:  # load_state_dict writes every key into the one tensor: the last one would win
+            out[k] = tied[same]
+            continue
         if kind == "int":
             out[k] = _shuffled(v, gen)
-            continue
-        if kind == "buffer":
-            v = _shuffled(v, gen)
-        noise = torch.randn(v.shape, generator=gen).to(v.device, torch.float32)
-        if kind in ("running_var", "buffer"):
-            out[k] = (v.float() * torch.exp(scale_by * noise)).to(v.dtype)
         else:
-            scale = float(v.float().abs().mean()) or 1.0
-            out[k] = (v.float() + scale_by * scale * noise).to(v.dtype)
+            if kind == "buffer":
+                v = _shuffled(v, gen)
+            noise = torch.randn(v.shape, generator=gen).to(v.device, torch.float32)
+            if kind in ("running_var", "buffer") or (kind == "param" and bool((v > 0).all())):
+                out[k] = (v.float() * torch.exp(scale_by * noise)).to(v.dtype)
+            else:
+                scale = float(v.float().abs().mean()) or 1.0
+                out[k] = (v.float() + scale_by * scale * noise).to(v.dtype)
+        tied[same] = out[k]
     return out if moved else None
 
 
