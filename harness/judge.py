@@ -310,8 +310,14 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         limit = rules["reference_slowdown_limit"]
         margin = rules["reference_slowdown_min_ms" if device.type == "cuda" else "reference_slowdown_min_ms_cpu"]
         if ref_t.p10_ms > limit * res["ref_alone_ms"] and ref_t.p10_ms - res["ref_alone_ms"] > margin:
-            flag(res, "reference_tampered", f"beside the submission the reference's p10 was {ref_t.p10_ms:.4g} ms, "
-                  f"alone before it was loaded its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
+            why = (f"beside the submission the reference's p10 was {ref_t.p10_ms:.4g} ms, alone before it was loaded "
+                   f"its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
+            if device.type == "cpu" and cand.sb.cgroup is not None and cand.unfrozen_pauses == 0:
+                # every process of the sandbox was frozen while the reference ran, and on a CPU nothing of its work
+                # outlives a freeze (a GPU's queued kernels do): the slowdown is the host's, not the submission's
+                res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
+            else:
+                flag(res, "reference_tampered", why)
 
 
 def _batch_replies(reply: dict, k: int) -> list[dict]:

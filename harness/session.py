@@ -49,6 +49,7 @@ class Candidate:
         self.tampered: list[str] = []
         self._pids = None
         self._pauses = 0
+        self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
         self.res = res
         res["sandbox"] = level
 
@@ -155,12 +156,14 @@ class Candidate:
 
     def _paused(self):
         if self.sb.cgroup is not None:
-            self.sb.cgroup.freeze()
+            if not self.sb.cgroup.freeze():
+                self.unfrozen_pauses += 1
             try:
                 yield
             finally:
                 self.sb.cgroup.thaw()
             return
+        self.unfrozen_pauses += 1
         if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()
         self._pauses += 1
