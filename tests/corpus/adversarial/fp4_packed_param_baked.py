@@ -2,7 +2,7 @@
 Problem: v3/level4/9_FP4_BlockScaled_Matmul
 Verdict: rejected [ignores_weights]
 Device: cpu
-Found by the red team's third pass (session 12). The problem keeps its packed weights as a uint8 nn.Parameter (requires_grad=False), not a
+Found by the red team's second pass of session 12. The problem keeps its packed weights as a uint8 nn.Parameter (requires_grad=False), not a
 buffer; `_state_kind` returns "keep" for any non-floating key in named_parameters() (the int redraw added for
 int4_packed_weights_baked only reaches buffers), so the published, secret and weights-check loads all bring the
 same packed bytes. The submission keeps no weight_packed (reported as unexpected, which fails nothing), unpacks

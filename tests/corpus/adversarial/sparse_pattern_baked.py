@@ -2,7 +2,7 @@
 Problem: v3/metal_level4/sparse_matvec_csr
 Verdict: rejected [ignores_weights]
 Device: cpu
-Found by the red team's third pass (session 12). `sparse_matrix` is a large float buffer, so the secret weights scale it by e^(0.25 N(0,1))
+Found by the red team's second pass of session 12. `sparse_matrix` is a large float buffer, so the secret weights scale it by e^(0.25 N(0,1))
 entry by entry: every zero stays zero and the non-zero pattern (random data drawn from seed 42, not a constant of
 the problem) never changes across the published, secret and weights-check loads. The submission rebuilds the
 default (row, col) pattern at construction and gathers only those entries of whatever matrix is loaded (the values

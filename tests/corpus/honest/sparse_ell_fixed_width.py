@@ -2,7 +2,7 @@
 Problem: v3/metal_level4/sparse_matvec_csr
 Verdict: ok
 Device: cpu
-Found by the red team's fourth pass (session 12). The problem builds its matrix with `nnz_per_row` draws in every
+Found by the red team's third pass of session 12. The problem builds its matrix with `nnz_per_row` draws in every
 row (an init argument, and its docstring says "~32 random non-zeros per row"), so no row holds more than 32 values:
 an ELLPACK kernel whose width is the problem's `nnz_per_row` (a fixed-shape gather, the natural GPU layout here)
 is exact for every matrix the problem can make, whatever its seed. The secret weights shuffle the dense buffer
