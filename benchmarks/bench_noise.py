@@ -26,11 +26,7 @@ from kb_data.problems import ProblemSet  # noqa: E402
 from kb_data.harness.calibrate import COMPILED_SELF as CALIBRATION_COMPILED_SELF  # noqa: E402
 from kb_data.harness.baselines import BaselineIndex  # noqa: E402
 from kb_data.harness.grade import Options, grade  # noqa: E402
-
-
-def _write(out: Path, name: str, data) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / name).write_text(json.dumps(data, indent=1, default=str))
+from bench_harness import _write  # noqa: E402  (this script's folder is first on sys.path)
 
 
 COMPILED_SELF = {"module": CALIBRATION_COMPILED_SELF, "method": """

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kb_data.io import write_bytes_atomic
 from kb_data.problems import ProblemSet
 from kb_data.schema import INFORMATIONAL_FLAGS, RunRecord
 from kb_data.harness.batch import run_batch
+from kb_data.harness.grade import Options
 
 VARIANTS = ("eager", "compiled")
 MODEL_PREFIX = "reference-"  # the records' model column: reference-eager, reference-compiled
@@ -89,9 +91,13 @@ class Verdict:
         return self.deviation is None or abs(self.deviation) <= self.tolerance
 
 
+def _variant(rec: RunRecord) -> str:
+    return rec.model.removeprefix(MODEL_PREFIX)
+
+
 def expectation(rec: RunRecord) -> tuple[float | None, float | None]:
     """(expected speedup, tolerance) of a calibration record, from the baseline it was timed against."""
-    variant = rec.model[len(MODEL_PREFIX):]
+    variant = _variant(rec)
     compiled_baseline = rec.baseline_type == "torch_compile"
     if (variant == "compiled") == compiled_baseline:
         return 1.0, SAME_MODEL_TOLERANCE
@@ -107,7 +113,7 @@ def verdicts(records: list[RunRecord]) -> list[Verdict]:
         if not (rec.model or "").startswith(MODEL_PREFIX):
             continue
         expected, tol = expectation(rec)
-        out.append(Verdict(rec.problem_id, rec.model[len(MODEL_PREFIX):], rec.status,
+        out.append(Verdict(rec.problem_id, _variant(rec), rec.status,
                            sorted(f for f in rec.flags if f not in INFORMATIONAL_FLAGS), rec.speedup, expected, tol,
                            rec.baseline_type))
     return sorted(out, key=lambda v: (v.variant, v.problem_id))
@@ -141,10 +147,6 @@ def calibrate(ids: list[str], out: Path, *, variants: list[str], problems_root=N
               baselines=None, progress: bool = True) -> tuple[list[Verdict], list[str]]:
     """Grade the references of `ids` as submissions into `out` (resumable) and judge each record; also returns the
     jobs the harness itself failed on (no record)."""
-    from dataclasses import replace
-
-    from kb_data.harness.grade import Options
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ps = ProblemSet(problems_root)
@@ -154,6 +156,6 @@ def calibrate(ids: list[str], out: Path, *, variants: list[str], problems_root=N
                      baselines=baselines, progress=progress)
     wanted = {(pid, MODEL_PREFIX + v) for pid in ids for v in variants}
     vs = verdicts([r for r in sink.records() if (r.problem_id, r.model) in wanted])
-    (out / "calibration.json").write_text(json.dumps([{**v.__dict__, "deviation": v.deviation, "ok": v.ok} for v in vs],
-                                                     indent=1, sort_keys=True), encoding="utf-8")
+    write_bytes_atomic(out / "calibration.json", json.dumps([{**v.__dict__, "deviation": v.deviation, "ok": v.ok}
+                                                             for v in vs], indent=1, sort_keys=True).encode())
     return vs, sink.harness_failures
