@@ -86,6 +86,9 @@ def test_honest_record_has_every_field():
     # paired: the median of the per-trial ratios (test_speedup_is_the_paired_ratio_only_for_a_paired_baseline),
     # within noise of the ratio of the medians
     assert rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms, rel=0.5)
+    # the estimators the record does not use, kept beside the one it does (BENCHMARKS.md, Noise)
+    estimators = json.loads(rec.flag_details)["paired_estimators"]
+    assert estimators["batch_means"] == rec.speedup and estimators["per_call"] > 0 and estimators["per_call_medians"] > 0
     assert rec.seeds[:5] == [42, 123, 456, 789, 1337] and len(rec.seeds) == 6  # plus a secret seed
     assert (rec.atol, rec.rtol, rec.precision_used) == (1e-3, 1e-3, "fp32")
     assert rec.max_abs_err is not None and rec.max_abs_err < 1e-3
