@@ -135,9 +135,10 @@ class Server:
             self.torch.cuda.synchronize(self.device)
         return {"missing": list(res.missing_keys)[:200], "unexpected": list(res.unexpected_keys)[:200]}
 
-    def _inputs(self, msg: dict) -> list:
+    def _inputs(self, msg: dict, settle: bool = True) -> list:
         """The call's inputs, copied from the judge's slots into buffers of this process's own allocator (the
-        same buffers every call, as a caller's tensors would be), outside any timed interval."""
+        same buffers every call, as a caller's tensors would be), outside any timed interval; `settle`: then flushed
+        and synchronised (a timed batch queues the copies and its timer flushes)."""
         out = []
         for j, x in enumerate(msg["inputs"]):
             if "slot" not in x:
@@ -150,7 +151,7 @@ class Server:
                 work = self.work[j] = self.torch.empty_like(src)
             work.copy_(src)
             out.append(work)
-        if self.timer is not None:
+        if settle and self.timer is not None:
             self.timer.flush()  # as the judge does before each reference call: the copies leave the inputs in cache
             if self.device.type == "cuda":
                 self.torch.cuda.synchronize(self.device)
@@ -161,8 +162,9 @@ class Server:
         with self.torch.no_grad():
             return self.model(*inputs)
 
-    def _deliver(self, out, msg: dict, inputs: list) -> dict:
-        """Copy the outputs into the judge's slots; report what they were."""
+    def _deliver(self, out, msg: dict, inputs: list, sync: bool = True) -> dict:
+        """Copy the outputs into the judge's slots (queued on the stream; `sync`: and waited for); report what
+        they were."""
         torch = self.torch
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         seen, aliased = [], False
@@ -182,7 +184,7 @@ class Server:
                 desc = channel.SlotDesc.from_msg(msg["outputs"][k])
                 if desc.shape == info["shape"] and desc.dtype == info["dtype"] and o.device == self.device:
                     channel.open_slot(desc, self.slots, self.received).copy_(o)
-        if self.device.type == "cuda":
+        if sync and self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return {"outputs": seen, "aliases_input": aliased}
 
@@ -195,18 +197,21 @@ class Server:
         return reply
 
     def cmd_timed(self, msg: dict) -> dict:
-        """A batch of timed calls, each as the trusted side times its reference (timing.Timer) on its own inputs,
-        its outputs delivered after it; one reply for the batch."""
-        replies = []
-        for call in msg["calls"]:
-            inputs = self._inputs(call)
-            self.timing.manual_seed(call["rng"])
-            ms, out, snap, flush_ms = self.timer._timed(lambda _i: self._no_grad_call(inputs), 0)
-            late = snap is not None and not self.timing._same(snap, out)
-            reply = self._deliver(out, call, inputs)
-            reply.update(ms=ms, flush_ms=flush_ms, late=late)
-            replies.append(reply)
-            del out, snap
+        """A batch of timed calls queued back to back, as the judge times its reference (Timer.timed_batch), each on
+        its own inputs, its outputs delivered after it; one reply for the batch."""
+        replies, inputs = [], {}
+
+        def timed_call(c: int, call: dict):
+            def prepare():
+                inputs[c] = self._inputs(call, settle=False)
+                self.timing.manual_seed(call["rng"])
+
+            return (prepare, lambda: self._no_grad_call(inputs[c]),
+                    lambda out: replies.append(self._deliver(out, call, inputs[c], sync=False)))
+
+        timed = self.timer.timed_batch([timed_call(c, call) for c, call in enumerate(msg["calls"])])
+        for reply, (ms, out, snap, flush_ms) in zip(replies, timed):
+            reply.update(ms=ms, flush_ms=flush_ms, late=snap is not None and not self.timing._same(snap, out))
         return {"calls": replies}
 
     def _no_grad_call(self, inputs):
@@ -240,7 +245,8 @@ def _harness_surface(timing) -> dict:
     """This process's own timing machinery by name: the functions a timed call goes through."""
     out = {f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record",
                                                           "_Event", "_same", "_snapshot")}
-    out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "flush", "run", "run_paired")})
+    out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "timed_batch", "flush", "run",
+                                                                                "run_paired")})
     out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",
                                                                        "_no_grad_call", "cmd_calibrate")})
     return out

@@ -207,7 +207,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
     checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
     model = paired_ref if paired_ref is not None else ref
-    work = None  # the reference's inputs live in the same buffers every call, as the candidate's do
+    work = {}  # the reference's inputs live in the same buffers every call, as the candidate's do
     # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
     # in-process loop before the boundary gathered in that much wall time), and no further than MAX_PAIRED_TRIALS
     max_trials = job.get("max_trials", MAX_PAIRED_TRIALS)
@@ -235,20 +235,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
-                    for t in calls:
-                        if work is None or any(isinstance(w, torch.Tensor) and w.shape != x.shape
-                                               for w, x in zip(work, t["inputs"])):
-                            work = clone_inputs(t["inputs"])
-                        else:
-                            for w, x in zip(work, t["inputs"]):
-                                if isinstance(w, torch.Tensor):
-                                    w.copy_(x)
-                        timer.flush()  # as the candidate does after its input copies: both timed flushes start clean
-                        timing.synchronize(device)
-                        timing.manual_seed(t["rng"])
-                        t["ref_ms"], out, _, t["ref_flush"] = timer._timed(lambda _i: _no_grad(model, work), i)
-                        # a compiled reference's CUDA graph rewrites its outputs in the batch's next call
-                        t["ref_out"] = _own(out) if k > 1 else out
+                    timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls])
+                for t, (ms, _, _, flush_ms) in zip(calls, timed):
+                    t["ref_ms"], t["ref_flush"] = ms, flush_ms
+                del timed
             else:
                 h0 = timing._perf_counter()
                 reply = cand.request(msg, "timing")
@@ -318,6 +308,26 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
             else:
                 flag(res, "reference_tampered", why)
+
+
+def _reference_call(t: dict, model, work: dict, k: int) -> tuple:
+    """A timed reference call for Timer.timed_batch: its inputs copied into the same buffers every call (as the
+    candidate's are), its outputs kept in t["ref_out"]."""
+    def prepare():
+        x = t["inputs"]
+        if "inputs" not in work or any(isinstance(w, torch.Tensor) and w.shape != v.shape
+                                       for w, v in zip(work["inputs"], x)):
+            work["inputs"] = clone_inputs(x)
+        else:
+            for w, v in zip(work["inputs"], x):
+                if isinstance(w, torch.Tensor):
+                    w.copy_(v)
+        timing.manual_seed(t["rng"])
+
+    def keep(out):  # a compiled reference's CUDA graph rewrites its outputs in the batch's next call
+        t["ref_out"] = _own(out) if k > 1 else out
+
+    return prepare, lambda: _no_grad(model, work["inputs"]), keep
 
 
 def _batch_replies(reply: dict, k: int) -> list[dict]:

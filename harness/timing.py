@@ -204,6 +204,39 @@ class Timer:
         _cuda_sync(self.device)  # all streams: the next call starts on an idle device
         return _event_elapsed(start, end), out, snap, _event_elapsed(flushed, start)
 
+    def timed_batch(self, calls: list) -> list[tuple]:
+        """A batch of timed calls queued back to back and synchronised once, at the end: for each `(prepare, call,
+        after)`, prepare() queues the call's input copies, then `flush -> start -> call() -> end`, a copy of the
+        outputs (the late-write check) and after(out) (their delivery), all on the caller's stream. The host runs
+        ahead of the GPU, which the flushes and the earlier calls keep busy, so a call's interval holds its GPU work
+        and not the pace of the process that launched it (the judge's and the candidate's differ). Returns (ms,
+        outputs, their copy or None, flush ms or None) per call, as `_timed` does."""
+        got = []
+        if not self.cuda:
+            for prepare, call, after in calls:
+                prepare()
+                self.flush()
+                t0 = _perf_counter()
+                out = call()
+                ms = (_perf_counter() - t0) * 1e3
+                after(out)
+                got.append((ms, out, None, None))
+            return got
+        for prepare, call, after in calls:
+            prepare()
+            flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
+            _event_record(flushed)
+            self.flush()
+            _event_record(start)
+            out = call()
+            _event_record(end)
+            snap = _snapshot(out)
+            after(out)
+            got.append((flushed, start, end, out, snap))
+        _cuda_sync(self.device)  # all streams: work a call left on another stream has ended before the outputs are compared
+        return [(_event_elapsed(start, end), out, snap, _event_elapsed(flushed, start))
+                for flushed, start, end, out, snap in got]
+
 
     def run_gpu_alone(self, call, *, trials: int, prepare=None, warmup: int = 3) -> "GpuAlone":
         """The GPU's work of `call` without the host's: each timed call as in `_timed`, with a spin kernel queued

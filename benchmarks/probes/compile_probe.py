@@ -181,28 +181,71 @@ def grade_arm(level: str, entry: str) -> dict:
     return {"status": rec.status, "error": rec.error, "flags": rec.flags, "stages": rec.harness_seconds}
 
 
-def inline_arm(variant: str) -> dict:
-    """grade() with the judge run in this (spawned) process instead of a forkserver child, and one part of the
-    judge's sequence left out: "plain" (nothing), "nocal" (no calibration), "nopair" (no paired reference)."""
+def captured_job(entry: str, level: str, device: str = "cuda:0") -> dict:
+    """The job grade() hands its judge for a corpus entry (grade() initialises CUDA: run in a process of its own)."""
     import kb_data.harness.grade as grade_mod
-    import kb_data.harness.judge as judge_mod
     from kb_data.harness.grade import Options, grade
+    from kb_data.harness.judge import judge
     from kb_data.problems import ProblemSet
     from tests.corpus import entries
 
-    grade_mod.run_isolated = lambda run, job, timeout_s: run(job)
+    jobs, real = [], grade_mod.run_isolated
+
+    def capture(run, job, timeout_s):
+        if run is not judge:
+            return real(run, job, timeout_s)  # the build stage
+        jobs.append(job)
+        return {"status": "crashed", "error": "captured by the probe"}
+
+    grade_mod.run_isolated = capture
+    e = next(x for x in entries() if x.path.stem == entry)
+    grade(ProblemSet().load(e.problem), e.path.read_text(), name=str(e.path),
+          options=Options(device=device, sandbox=level, require_custom_kernel=False, measure_baseline=False))
+    return jobs[-1]
+
+
+def judge_variant(variant: str, job: dict) -> dict:
+    """The judge run directly in this fresh interpreter (never forked from the worker's forkserver), with one
+    part of grade()'s sequence changed: fresh (nothing), nocal (no calibration calls), oneseed (one correctness
+    seed, no secret one), nopair (no paired reference), blocking (CUDA_LAUNCH_BLOCKING=1 in the candidate),
+    threads1 (TORCHINDUCTOR_COMPILE_THREADS=1 in the candidate)."""
+    from kb_data.harness import judge as judge_mod, sandbox
+
     if variant == "nocal":
         def no_calibration(cand, inputs, ctx, device, rules, job):
             ctx["calibration_flush_ms"] = None
             return 0.0
         judge_mod.calibrate = no_calibration
+    elif variant == "oneseed":
+        job["rules"] = {**job["rules"], "seeds": job["rules"]["seeds"][:1], "secret_seed": False}
+    elif variant == "nopair":
+        job["pair_reference"] = False
+    elif variant in ("blocking", "threads1"):
+        key, scrubbed = ("CUDA_LAUNCH_BLOCKING" if variant == "blocking" else "TORCHINDUCTOR_COMPILE_THREADS"), sandbox._scrubbed_env
+        sandbox._scrubbed_env = lambda work, device: {**scrubbed(work, device), key: "1"}
+    res = judge_mod.judge(job)
+    return {k: res.get(k) for k in ("status", "error", "flags", "stage_s")}
+
+
+def judge_arms(variants: list[str]) -> dict:
+    import subprocess
+
     out = {}
     for entry in ("torch_compile_gelu", "compiled_reference_layernorm"):
-        e = next(x for x in entries() if x.path.stem == entry)
-        rec, _ = grade(ProblemSet().load(e.problem), e.path.read_text(), name=str(e.path),
-                       options=Options(device="cuda:0", sandbox="none", require_custom_kernel=False,
-                                       measure_baseline=False, pair_reference=variant != "nopair"))
-        out[entry] = {"status": rec.status, "error": (rec.error or "")[:600], "stages": rec.harness_seconds}
+        got = subprocess.run([sys.executable, __file__, "_capture", entry], capture_output=True, text=True, timeout=600)
+        if got.returncode:
+            out[entry] = {"capture_failed": got.stderr[-3000:]}
+            continue
+        job = got.stdout.strip().splitlines()[-1]
+        for v in variants:
+            run = subprocess.run([sys.executable, __file__, "_judge", v], input=job, capture_output=True, text=True,
+                                 timeout=600)
+            lines = run.stdout.strip().splitlines()
+            res = json.loads(lines[-1]) if run.returncode == 0 and lines else {"probe_error": run.stderr[-3000:]}
+            if isinstance(res.get("error"), str):
+                res["error"] = res["error"][:1500]
+            out[f"{entry}/{v}"] = res
+            print(json.dumps({"arm": f"judge-{v}", "entry": entry, "result": res}), flush=True)
     return out
 
 
@@ -210,6 +253,12 @@ def main() -> None:
     sys.path.insert(0, os.getcwd())
     import multiprocessing as mp
 
+    if sys.argv[1:2] == ["_capture"]:
+        print(json.dumps(captured_job(sys.argv[2], "strong", *sys.argv[3:4])))
+        return
+    if sys.argv[1:2] == ["_judge"]:
+        print(json.dumps(judge_variant(sys.argv[2], json.loads(sys.stdin.read())), default=str))
+        return
     arms = sys.argv[1:] or ["plain", "none", "process", "strong", "strong-1thread", "grade-none", "grade-process",
                             "grade-strong"]
     for arm in arms:
@@ -222,12 +271,9 @@ def main() -> None:
         elif arm.startswith("steps-"):  # the parent initialises CUDA: a spawned process of its own
             with mp.get_context("spawn").Pool(1) as pool:
                 res = pool.apply(steps_arm, tuple(arm.split("-")[1:]))
-        elif arm.startswith("inline-"):
-            try:
-                with mp.get_context("spawn").Pool(1) as pool:
-                    res = pool.apply(inline_arm, (arm.split("-", 1)[1],))
-            except Exception as e:
-                res = {"probe_error": "".join(traceback.format_exception(e))[-3000:]}
+        elif arm == "judge":  # the rest of the command line: the variants (judge_variant)
+            judge_arms(sys.argv[sys.argv.index("judge") + 1:])
+            break
         elif arm.startswith("grade-"):
             res = {e: grade_arm(arm.split("-", 1)[1], e) for e in ("torch_compile_gelu", "compiled_reference_layernorm")}
         elif arm == "strong-1thread":
