@@ -71,6 +71,7 @@ def noise(args) -> dict:
                                          sandbox=args.sandbox),
                          baselines=index)
             ok = r.status == "ok" and r.sol_ms
+            details = json.loads(r.flag_details or "{}")
             runs.append({"status": r.status, "flags": r.flags, "error": r.error, "sol_ms": r.sol_ms,
                          "baseline": f"{r.baseline_source}/{r.baseline_type}", "ref_ms": r.ref_ms,
                          "sol_p10_ms": r.sol_p10_ms, "sol_p90_ms": r.sol_p90_ms, "n_trials": r.n_trials,
@@ -78,7 +79,10 @@ def noise(args) -> dict:
                          "medians": r.ref_ms / r.sol_ms if ok else None,
                          "alone": r.ref_alone_ms / r.sol_ms if ok and r.ref_alone_ms else None,
                          "stored": row["baseline_ms"] / r.sol_ms if ok else None,
-                         **{f"est_{k}": v for k, v in json.loads(r.flag_details or "{}").get("paired_estimators", {}).items()}})
+                         **{f"est_{k}": v for k, v in details.get("paired_estimators", {}).items()},
+                         # the timing bound's trusted figure less the claim (per call): how tight the bound could be
+                         "bound_gap_ms": (b["trusted_ms"] - b["claimed_ms"]) if (b := details.get("timing_bound")) else None,
+                         "flush_ms": details.get("flush_ms")})
         out[pid] = {"baseline_ms": row["baseline_ms"], "runs": runs}
         show = lambda k: " ".join("%.3f" % x[k] if x.get(k) else x["status"] for x in runs)
         bad = any(x["paired"] is None or abs(x["paired"] - 1) > 0.02 for x in runs)
@@ -100,6 +104,10 @@ def noise_report(out: dict) -> None:
         if flat:
             print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
                   f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
+    bound = [x["bound_gap_ms"] for v in out.values() for x in v["runs"] if x.get("bound_gap_ms") is not None]
+    if bound:
+        print(f"timing bound, trusted less claimed ms per call: min {min(bound):.4f} median {statistics.median(bound):.4f} "
+              f"max {max(bound):.4f} ({len(bound)} runs)")
     gaps = [max(xs) / min(xs) - 1 for xs in ([x["paired"] for x in v["runs"] if x["paired"]] for v in out.values()) if len(xs) > 1]
     if gaps:
         print(f"paired, max/min of a problem's repeats: median {statistics.median(gaps):.1%}, max {max(gaps):.1%} "
