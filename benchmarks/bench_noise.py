@@ -1,6 +1,6 @@
 """Noise: the reference graded as its own submission, whose speedup must be 1.00 +/- 0.02 (figures: BENCHMARKS.md, Noise).
 
-    python benchmarks/bench_noise.py --baselines FILE [--repeats 2] [--min-timed-ms MS] [--max-trials N]
+    python benchmarks/bench_noise.py --baselines FILE [--repeats 2] [--min-timed-ms MS] [--max-trials N] [--max-batch K]
                                      [--sandbox LEVEL] [--problems ID,ID] [--compiled module|method] [--out DIR]
         every v3 level-1/2 problem whose baseline is eager (--compiled: every v3 problem whose baseline is
         torch.compile, the submission being the reference under torch.compile, as a module as the paired reference
@@ -57,6 +57,8 @@ def noise(args) -> dict:
     extra = {"min_timed_ms": args.min_timed_ms} if args.min_timed_ms is not None else {}
     if args.max_trials is not None:
         extra["max_trials"] = args.max_trials
+    if args.max_batch is not None:
+        extra["max_batch"] = args.max_batch
     out = {}
     for pid in ids:
         problem = ps.load(pid)
@@ -122,6 +124,7 @@ def main() -> None:
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--min-timed-ms", type=float)
     ap.add_argument("--max-trials", type=int, help="the paired loop's cap on timed calls (the judge's MAX_PAIRED_TRIALS)")
+    ap.add_argument("--max-batch", type=int, help="timed calls per round trip to the candidate (the judge's MAX_BATCH)")
     ap.add_argument("--sandbox", default="auto", help="the submission's sandbox level (kb_data.harness.sandbox)")
     ap.add_argument("--compiled", choices=sorted(COMPILED_SELF), help="the problems whose baseline is torch.compile, "
                     "the submission compiled as a module (as the paired reference is) or as its bound forward")

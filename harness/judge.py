@@ -104,7 +104,7 @@ def _judge(job: dict, res: dict):
     ctx = {"samples": [], "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor)
                                        else o for o in _outputs(first_ref)],
            "rebuild": lambda: build_reference(mod, rules, device, job.get("init_seed", 0))}  # checks' own copies
-    ctx["batch"] = batch_size(first, ctx["out_meta"], device)
+    ctx["batch"] = batch_size(first, ctx["out_meta"], device, int(job.get("max_batch", MAX_BATCH)))
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     stage("calibration")
 
@@ -186,12 +186,12 @@ def _same_inputs(a: list, b: list) -> bool:
     return all(torch.equal(x, y) for x, y in zip(a, b) if isinstance(x, torch.Tensor))
 
 
-def batch_size(inputs: list, out_meta: list, device) -> int:
+def batch_size(inputs: list, out_meta: list, device, max_batch: int = MAX_BATCH) -> int:
     """Timed calls per round trip to the candidate: as many as BATCH_BYTES of input and output slots hold (host
     memory on a CPU, where the judge also keeps each call's inputs and outputs), at most MAX_BATCH."""
     per_call = sum(x.numel() * x.element_size() for x in list(inputs) + list(out_meta) if isinstance(x, torch.Tensor))
     budget = BATCH_BYTES if device.type == "cuda" else BATCH_BYTES // 4
-    return max(1, min(MAX_BATCH, budget // max(per_call, 1)))
+    return max(1, min(max_batch, budget // max(per_call, 1)))
 
 
 def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx, job) -> None:

@@ -227,6 +227,24 @@ def judge_variant(variant: str, job: dict) -> dict:
     return {k: res.get(k) for k in ("status", "error", "flags", "stage_s")}
 
 
+def isolated_variant(variant: str, job: dict) -> dict:
+    """The judge through worker.run_isolated, as grade() runs it, from a worker context of another kind: spawn (a
+    fresh interpreter per job), forkserver-bare (the forkserver imports nothing before it forks the judge),
+    forkserver-torch (it imports torch only), forkserver (as shipped)."""
+    import multiprocessing as mp
+
+    from kb_data.harness import worker
+    from kb_data.harness.judge import judge
+
+    if variant == "spawn":
+        worker._ctx = mp.get_context("spawn")
+    elif variant.startswith("forkserver-"):
+        worker._ctx = mp.get_context("forkserver")
+        worker._ctx.set_forkserver_preload({"forkserver-bare": [], "forkserver-torch": ["torch"]}[variant])
+    res = worker.run_isolated(judge, job, 600)
+    return {k: res.get(k) for k in ("status", "error", "flags", "stage_s")}
+
+
 def judge_arms(variants: list[str]) -> dict:
     import subprocess
 
@@ -238,7 +256,8 @@ def judge_arms(variants: list[str]) -> dict:
             continue
         job = got.stdout.strip().splitlines()[-1]
         for v in variants:
-            run = subprocess.run([sys.executable, __file__, "_judge", v], input=job, capture_output=True, text=True,
+            how = "_isolated" if v == "spawn" or v.startswith("forkserver") else "_judge"
+            run = subprocess.run([sys.executable, __file__, how, v], input=job, capture_output=True, text=True,
                                  timeout=600)
             lines = run.stdout.strip().splitlines()
             res = json.loads(lines[-1]) if run.returncode == 0 and lines else {"probe_error": run.stderr[-3000:]}
@@ -255,6 +274,9 @@ def main() -> None:
 
     if sys.argv[1:2] == ["_capture"]:
         print(json.dumps(captured_job(sys.argv[2], "strong", *sys.argv[3:4])))
+        return
+    if sys.argv[1:2] == ["_isolated"]:
+        print(json.dumps(isolated_variant(sys.argv[2], json.loads(sys.stdin.read())), default=str))
         return
     if sys.argv[1:2] == ["_judge"]:
         print(json.dumps(judge_variant(sys.argv[2], json.loads(sys.stdin.read())), default=str))
