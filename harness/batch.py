@@ -23,7 +23,7 @@ from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.grade import Options, grade
-from kb_data.harness.worker import map_per_device
+from kb_data.harness.worker import cuda_devices, map_per_device
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,7 @@ def discover(batch: str | Path) -> list[BatchJob]:
 
 
 def visible_devices(workers: str | int | None) -> list[str]:
-    import torch
-
-    n_gpu = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    n_gpu = len(cuda_devices())
     if workers in (None, "auto"):
         return [f"cuda:{i}" for i in range(n_gpu)] or ["cpu"]
     n = int(workers)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kb_data.harness import channel
 from kb_data.harness.sandbox import Limits, Sandbox
+from kb_data.harness.worker import cuda_device
 from kb_data.io import lock_dir
 
 BUILD_MARKERS = ("load_inline", "cpp_extension")
@@ -34,11 +35,10 @@ def arch_list(device: str) -> str | None:
     """TORCH_CUDA_ARCH_LIST for the grading GPU ("9.0" on an H100/H200): the build and the grading agree on it."""
     if os.environ.get("TORCH_CUDA_ARCH_LIST"):
         return os.environ["TORCH_CUDA_ARCH_LIST"]
-    if not device.startswith("cuda"):
+    info = cuda_device(device)
+    if info is None:
         return None
-    import torch
-
-    major, minor = torch.cuda.get_device_capability(torch.device(device))
+    major, minor = info["capability"]
     return f"{major}.{minor}"
 
 

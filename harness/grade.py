@@ -30,7 +30,7 @@ from kb_data.harness.baselines import BaselineIndex, measured_fields
 from kb_data.harness import build
 from kb_data.harness.judge import judge
 from kb_data.harness.sandbox import resolve_level
-from kb_data.harness.worker import device_lock, run_isolated
+from kb_data.harness.worker import cuda_device, cuda_devices, device_lock, run_isolated
 
 DEFAULT_TIMEOUT_S = 600.0
 JUDGE_GRACE_S = 120.0          # the judge ends a slow submission itself; the worker's own limit is a backstop
@@ -64,12 +64,7 @@ class Options:
 
 
 def default_device() -> str:
-    try:
-        import torch
-
-        return "cuda:0" if torch.cuda.is_available() else "cpu"
-    except Exception:
-        return "cpu"
+    return "cuda:0" if cuda_devices() else "cpu"
 
 
 def static_checks(code: str, name: str) -> dict:
@@ -138,7 +133,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
 
     from kb_data.harness.timing import timing_method
 
-    gpu_name = torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None
+    gpu_name = (cuda_device(device) or {}).get("name") if device.startswith("cuda") else None
     gpu = opt.gpu or (gpu_key(gpu_name) if gpu_name else "CPU")
     method = timing_method(device)
     # a stored baseline timed another way (an older harness) would make the speedup compare two different clocks

@@ -111,6 +111,39 @@ def run_isolated(run, job: dict, timeout_s: float) -> dict:
     return result
 
 
+def _cuda_devices(_job: dict) -> dict:
+    import torch
+
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return {"devices": [{"name": torch.cuda.get_device_name(i), "capability": list(torch.cuda.get_device_capability(i))}
+                        for i in range(n)]}
+
+
+_devices: dict = {}
+
+
+def cuda_devices() -> list[dict]:
+    """The CUDA devices visible here ({"name", "capability"} each), asked in a worker child: the grading parent never
+    initialises CUDA itself. With a CUDA context in the parent, torch.compile inside the candidate's sandbox failed
+    with "unspecified launch failure" (BENCHMARKS.md, Trust boundary, thirteenth session)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible not in _devices:
+        got = run_isolated(_cuda_devices, {"cuda_visible_devices": visible}, 120)
+        if not isinstance(got.get("devices"), list):
+            raise RuntimeError(f"could not list the CUDA devices: {got.get('error')}")
+        _devices[visible] = got["devices"]
+    return _devices[visible]
+
+
+def cuda_device(device: str) -> dict | None:
+    """cuda_devices()' entry for `cuda:N` (None for the CPU or a device that is not there)."""
+    if not device.startswith("cuda"):
+        return None
+    index = int(device.split(":", 1)[1]) if ":" in device else 0
+    devices = cuda_devices()
+    return devices[index] if index < len(devices) else None
+
+
 _DONE = object()  # a device thread's last word
 
 
