@@ -210,8 +210,8 @@ class Server:
                     lambda out: replies.append(self._deliver(out, call, inputs[c], sync=False)))
 
         timed = self.timer.timed_batch([timed_call(c, call) for c, call in enumerate(msg["calls"])])
-        for reply, (ms, out, snap, flush_ms) in zip(replies, timed):
-            reply.update(ms=ms, flush_ms=flush_ms, late=snap is not None and not self.timing._same(snap, out))
+        for reply, (ms, flush_ms) in zip(replies, timed):
+            reply.update(ms=ms, flush_ms=flush_ms)
         return {"calls": replies}
 
     def _no_grad_call(self, inputs):

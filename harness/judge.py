@@ -198,7 +198,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     timer = timing.Timer(device, l2_flush=rules["l2_flush"], flush_bytes=job.get("l2_flush_bytes"))
     warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
     min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
-    claims, ref_times, cand_flush, ref_flush, late, bounds = [], [], [], [], [], []
+    claims, ref_times, cand_flush, ref_flush, bounds = [], [], [], [], []
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches = None, 0, 0
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
@@ -236,7 +236,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             if side == "ref":
                 with cand.paused():
                     timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls])
-                for t, (ms, _, _, flush_ms) in zip(calls, timed):
+                for t, (ms, flush_ms) in zip(calls, timed):
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
@@ -261,8 +261,6 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     cand_flush.append(t["flush"])
                 if t["ref_flush"] is not None:
                     ref_flush.append(t["ref_flush"])
-                if t["reply"].get("late") is True:
-                    late.append(t["i"])
             ok, why, _, _ = judged(ref_out, outs, t["why"], rules, atol, rtol)
             if kind == "off":
                 finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
@@ -278,15 +276,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         i, batches = i + k, batches + 1
     if stale:
         flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")
-    cand_t = timing.Timing(cand_batches, device.type, cand_flush, late)
+    cand_t = timing.Timing(cand_batches, device.type, cand_flush)
     ref_t = timing.Timing(ref_batches, device.type, ref_flush)
     res.update(sol_ms=cand_t.median_ms, sol_p10_ms=cand_t.p10_ms, sol_p90_ms=cand_t.p90_ms, n_trials=len(claims))
     _bound_claims(res, bounds, ctx["overhead_ms"], rules, device)
     if "timing_bound" in res["flag_details"]:
         res["flag_details"]["timing_bound"]["calls_per_round_trip"] = ctx["batch"]
-    if late:
-        flag(res, "side_stream_work", f"{len(late)} timed call(s) (first: {late[0]}) were still writing their output "
-              "after forward returned: work on another stream, outside the timed interval")
     _flush_check(cand_t, ctx.get("calibration_flush_ms"), ref_t if paired_ref is not None else None, res, rules)
     if paired_ref is not None:
         res["ref_paired_ms"] = ref_t.median_ms

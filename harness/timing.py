@@ -206,11 +206,13 @@ class Timer:
 
     def timed_batch(self, calls: list) -> list[tuple]:
         """A batch of timed calls queued back to back and synchronised once, at the end: for each `(prepare, call,
-        after)`, prepare() queues the call's input copies, then `flush -> start -> call() -> end`, a copy of the
-        outputs (the late-write check) and after(out) (their delivery), all on the caller's stream. The host runs
-        ahead of the GPU, which the flushes and the earlier calls keep busy, so a call's interval holds its GPU work
-        and not the pace of the process that launched it (the judge's and the candidate's differ). Returns (ms,
-        outputs, their copy or None, flush ms or None) per call, as `_timed` does."""
+        after)`, prepare() queues the call's input copies, then `flush -> start -> call() -> end`, then after(out)
+        (the outputs' delivery, which copies them right after the end event: a write that lands later, from work
+        left on another stream, makes the delivered outputs wrong), all on the caller's stream. The host runs ahead
+        of the GPU, which the flushes and the earlier calls keep busy, so a call's interval holds its GPU work and
+        not the pace of the process that launched it (the judge's and the candidate's differ). A call's outputs are
+        not read after the next call is queued (a CUDA graph's replay rewrites them). Returns (ms, flush ms or None)
+        per call."""
         got = []
         if not self.cuda:
             for prepare, call, after in calls:
@@ -220,7 +222,7 @@ class Timer:
                 out = call()
                 ms = (_perf_counter() - t0) * 1e3
                 after(out)
-                got.append((ms, out, None, None))
+                got.append((ms, None))
             return got
         for prepare, call, after in calls:
             prepare()
@@ -230,12 +232,11 @@ class Timer:
             _event_record(start)
             out = call()
             _event_record(end)
-            snap = _snapshot(out)
             after(out)
-            got.append((flushed, start, end, out, snap))
-        _cuda_sync(self.device)  # all streams: work a call left on another stream has ended before the outputs are compared
-        return [(_event_elapsed(start, end), out, snap, _event_elapsed(flushed, start))
-                for flushed, start, end, out, snap in got]
+            del out
+            got.append((flushed, start, end))
+        _cuda_sync(self.device)  # all streams: nothing of the batch runs on once its times are read
+        return [(_event_elapsed(start, end), _event_elapsed(flushed, start)) for flushed, start, end in got]
 
 
     def run_gpu_alone(self, call, *, trials: int, prepare=None, warmup: int = 3) -> "GpuAlone":

@@ -903,14 +903,15 @@ def test_a_late_output_write_in_the_timed_calls_is_side_stream_work():
 
 @pytest.mark.gpu
 def test_work_run_during_the_l2_flush_is_side_stream_work():
-    """Copies launched on a private high-priority stream that does not wait for the caller's run during the L2
-    flush ahead of the timed call and slow it past the same flush in the candidate's calibration calls. The flush is
-    2 GiB here (about 0.5 ms on the H200), so that the host launches the copies while it runs whatever its speed:
-    with the 256 MiB default (70 us) the H200 run of 2026-12-02 saw the overlap in one grading and not in the next."""
+    """Copies launched on a private high-priority stream that does not wait for the caller's, outside every timed
+    interval: where they run beside the L2 flush ahead of a timed call they slow it past the same flush in the
+    candidate's calibration calls (side_stream_work); where they run between the batch's intervals the round trip
+    holds them and the claims fall under the judge's clock (timer_tampered). On the H200 (2026-12-02, timed batches)
+    it was the second. Either way the work outside the intervals earns nothing. The flush is 2 GiB here (about 0.5
+    ms on the H200), so that the host launches the copies while it runs whatever its speed."""
     res = _time_on_gpu(FLUSH_GELU, flush_bytes=2 << 30)
-    flush = res["flag_details"]["flush_ms"]
-    assert "side_stream_work" in res["flags"] and "L2 flush" in res["flag_details"]["side_stream_work"]
-    assert flush["candidate"] > 1.1 * flush["calibration"], flush
+    assert res["status"] == "rejected", res
+    assert {"side_stream_work", "timer_tampered"} & set(res["flags"]), res
     honest = _time_on_gpu(HONEST_GELU, flush_bytes=2 << 30)
     assert honest["status"] == "ok" and honest["flags"] == [], honest
 
