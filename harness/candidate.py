@@ -193,7 +193,7 @@ class Server:
         threads = {t.ident for t in threading.enumerate()}
         out = self._forward(inputs, msg["rng"])
         reply = self._deliver(out, msg, inputs)
-        reply["threads_left"] = sum(1 for t in threading.enumerate() if t.ident not in threads and t.is_alive())
+        reply["threads_left"] = _threads_left(threads)
         return reply
 
     def cmd_timed(self, msg: dict) -> dict:
@@ -239,6 +239,33 @@ class Server:
 
     def cmd_exit(self, msg: dict) -> dict:
         return {}
+
+
+def _threads_left(before: set) -> int:
+    """Threads started during a call and still alive after it whose stacks hold code of no installed library (the
+    submission's, or code made at run time): a pool that torch.compile or Triton left waiting for work is not one."""
+    frames = sys._current_frames()
+    return sum(1 for t in threading.enumerate() if t.ident not in before and t.is_alive()
+               and _outside_libraries(frames.get(t.ident)))
+
+
+def _outside_libraries(frame) -> bool:
+    if frame is None:  # gone or not yet started: count it
+        return True
+    roots = _library_roots()
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(roots):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _library_roots() -> tuple:
+    import site
+    import sysconfig
+
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.join(os.path.abspath(p), "") for p in {*paths, *site.getsitepackages()})
 
 
 def _harness_surface(timing) -> dict:

@@ -10,6 +10,7 @@ import torch
 from kb_data.problems import ProblemSet, default_problems_root
 from kb_data.schema import INFORMATIONAL_FLAGS
 from kb_data.harness.baselines import BaselineIndex
+from kb_data.harness.worker import cuda_devices
 from kb_data.harness.grade import Options, grade
 from tests.corpus import SMALL_PROBLEMS, entries
 
@@ -83,7 +84,7 @@ GPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cuda")]
 @pytest.mark.gpu
 @pytest.mark.parametrize("entry", GPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in GPU_ENTRIES])
 def test_corpus_gpu(entry):
-    if not torch.cuda.is_available():
+    if not cuda_devices():  # asked in a worker: this process initialises no CUDA (torch.compile in a candidate fails then)
         pytest.skip("needs a CUDA GPU")
     _needs_isolation(entry)
     # the shipped baselines, as `kb eval` grades: a baseline measured again for each entry doubled the corpus's time

@@ -856,7 +856,7 @@ class Model(nn.Module):
 FLUSH_GELU = '''
 import torch, torch.nn as nn
 class Model(nn.Module):
-    """Copies 2 GiB on a private high-priority stream that does not wait for the caller's (so it runs beside the
+    """Copies 4 GiB on a private high-priority stream that does not wait for the caller's (so it runs beside the
     harness's L2 flush, queued ahead of the call, its blocks dispatched ahead of the flush's), then waits for the
     caller's stream and computes GELU there; the caller's stream waits for it: the output is right and complete at
     the end event. The copies stand for any work a submission would hide in the flush."""
@@ -868,8 +868,8 @@ class Model(nn.Module):
     def forward(self, x):
         main = torch.cuda.current_stream()
         with torch.cuda.stream(self.side):
-            self.dst.copy_(self.src)
-            self.dst.copy_(self.src)
+            for _ in range(4):
+                self.dst.copy_(self.src)
             self.side.wait_stream(main)
             y = torch.nn.functional.gelu(x)
         main.wait_stream(self.side)
@@ -907,8 +907,9 @@ def test_work_run_during_the_l2_flush_is_side_stream_work():
     interval: where they run beside the L2 flush ahead of a timed call they slow it past the same flush in the
     candidate's calibration calls (side_stream_work); where they run between the batch's intervals the round trip
     holds them and the claims fall under the judge's clock (timer_tampered). On the H200 (2026-12-02, timed batches)
-    it was the second. Either way the work outside the intervals earns nothing. The flush is 2 GiB here (about 0.5
-    ms on the H200), so that the host launches the copies while it runs whatever its speed."""
+    it was the second, with half these copies (0.95 ms a call) once flagged and once 5 us under the bound's 1 ms
+    margin: the copies are sized well over it. Either way the work outside the intervals earns nothing. The flush is
+    2 GiB here (about 0.5 ms on the H200), so that the host launches the copies while it runs whatever its speed."""
     res = _time_on_gpu(FLUSH_GELU, flush_bytes=2 << 30)
     assert res["status"] == "rejected", res
     assert {"side_stream_work", "timer_tampered"} & set(res["flags"]), res
@@ -1254,3 +1255,26 @@ def test_calibrate_grades_each_reference_as_its_own_submission_and_judges_it_aga
     assert not off.ok and abs(off.deviation - 0.2) < 1e-9
     assert verdicts([replace(vs_compiled, speedup=0.76)])[0].ok
     assert not verdicts([replace(vs_compiled, speedup=0.75, flags=["ignores_weights"])])[0].ok
+
+
+POOL_GELU = HONEST_GELU.replace("    def forward(self, x):\n", '''    def forward(self, x):
+        import concurrent.futures
+        if not hasattr(self, "pool"):  # a library's worker pool, as torch.compile leaves one: idle in the library's code
+            self.pool = concurrent.futures.ThreadPoolExecutor(2)
+            self.pool.submit(int).result()
+''')
+SLEEPER_GELU = HONEST_GELU.replace("    def forward(self, x):\n", '''    def forward(self, x):
+        import threading, time
+        threading.Thread(target=lambda: time.sleep(60), daemon=True).start()  # the submission's own code, waiting
+''')
+
+
+def test_threads_left_running_count_the_submissions_code_not_a_librarys_idle_pool():
+    """A thread a call leaves alive is side_stream_work when its stack holds the submission's code (it can wake and
+    work outside the timed calls); a pool left waiting inside an installed library's code (torch.compile's) is
+    not."""
+    pool = _grade(POOL_GELU, require_custom_kernel=False)
+    assert pool.status == "ok" and "side_stream_work" not in pool.flags, (pool.status, pool.flags, pool.error)
+    sleeper = _grade(SLEEPER_GELU, require_custom_kernel=False)
+    assert "side_stream_work" in sleeper.flags and sleeper.status == "rejected", (sleeper.status, sleeper.flags)
+    assert "left 1 thread(s) running" in json.loads(sleeper.flag_details)["side_stream_work"]
