@@ -15,14 +15,18 @@ import sys
 import threading
 import traceback
 from collections import Counter
-from contextlib import closing
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
-from kb_data.harness.grade import Options, grade
+from kb_data.harness import build
+from kb_data.harness.build import ensure_built
+from kb_data.harness.grade import JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit
+from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import cuda_devices, map_per_device
 
 
@@ -178,11 +182,19 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
     bar = _progress(len(todo), progress, skipped=len(jobs) - len(todo))
     outcomes = Counter()
 
+    shown = threading.Lock()  # builds end on the build stage's threads
+
     def finished(rec: RunRecord, base) -> None:
         sink.add(rec, base)
-        outcomes[OUTCOMES.get(rec.status, "failed")] += 1
-        bar.set_postfix(outcomes, refresh=False)  # the bar: done / total, rate and ETA, then the verdicts so far
-        bar.update(1)
+        with shown:
+            outcomes[OUTCOMES.get(rec.status, "failed")] += 1
+            bar.set_postfix(outcomes, refresh=False)  # the bar: done / total, rate and ETA, then the verdicts so far
+            bar.update(1)
+
+    def built(res: dict) -> None:
+        with shown:
+            outcomes["built" if res.get("status") != "compile_error" else "build failed"] += 1
+            bar.set_postfix(outcomes)
 
     if use_ray:
         from kb_data.harness.ray_backend import run_on_ray
@@ -190,7 +202,7 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
         for rec, base in run_on_ray(todo, options, baselines, address=ray_address):
             finished(rec, base)
     else:
-        sink.harness_failures = run_pool(todo, visible_devices(workers), options, baselines, finished)
+        sink.harness_failures = run_pool(todo, visible_devices(workers), options, baselines, finished, built)
     bar.close()
     if sink.path.exists():
         sink.write_parquet()
@@ -198,17 +210,19 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
     return sink
 
 
-def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -> list[str]:
-    """One thread per device, each grading jobs from a shared queue in isolated children. grade() never raises for
-    a bad submission; where the harness itself fails on a job, the job gets no record (a resumed batch grades it
-    again), the others go on, and the failures come back as messages."""
+def run_pool(todo, devices: list[str], options: Options, baselines, on_record, on_built=None) -> list[str]:
+    """One thread per device, each grading jobs from a shared queue in isolated children, while the build stage
+    compiles the queued submissions' extensions ahead of them, several at once (prebuild): a grade then takes its
+    build from the cache, or waits for the one under way, and the GPU does not wait for a compiler while built work
+    is queued. grade() never raises for a bad submission; where the harness itself fails on a job, the job gets no
+    record (a resumed batch grades it again), the others go on, and the failures come back as messages."""
     def grade_on(device: str, item):
         job, problem, code, model = item
         return grade(problem, code, name=job.submission, options=replace(options, device=device, model=model),
                      baselines=baselines)
 
     failures = []
-    with closing(map_per_device(devices, todo, grade_on)) as results:
+    with prebuild(todo, devices[0], options, on_built), closing(map_per_device(devices, todo, grade_on)) as results:
         for item, graded, error in results:
             if error is None:
                 on_record(*graded)
@@ -217,6 +231,39 @@ def run_pool(todo, devices: list[str], options: Options, baselines, on_record) -
                             f"{error}")
             print("".join(traceback.format_exception(error)), file=sys.stderr)
     return failures
+
+
+@contextmanager
+def prebuild(todo, device: str, options: Options, on_built=None):
+    """Build the extensions of every queued submission that has any, BUILDERS at a time in CPU sandboxes, in queue
+    order; on leaving, the builds not started are dropped (a grade builds its own where it finds none)."""
+    needs = [(problem, code) for _job, problem, code, _model in todo if build.needs_build(code)]
+    if not needs:
+        yield
+        return
+    cores = os.cpu_count() or 1
+    workers = max(1, min(BUILDERS, cores // BUILD_JOBS))
+    level = resolve_level(options.sandbox)
+
+    def one(problem, code):
+        job = build_job_for(code, device, level, memory_limit(problem, device, options), options.timeout_s,
+                            max_jobs=max(1, cores // workers))
+        res = ensure_built(job, options.timeout_s + JUDGE_GRACE_S)
+        if on_built is not None:
+            on_built(res)
+        return res
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="kb-build")
+    try:
+        for problem, code in needs:
+            pool.submit(one, problem, code)
+        yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+BUILDERS = 4    # extension builds at once, at most
+BUILD_JOBS = 4  # cores a build is given (its compiler jobs: MAX_JOBS), so that BUILDERS never oversubscribe them
 
 
 OUTCOMES = {"ok": "ok", "incorrect": "wrong", "rejected": "rejected"}  # every other status counts as failed

@@ -10,6 +10,7 @@ held the GPU. The cache is written by the trusted worker only, under the key of 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -20,8 +21,8 @@ from pathlib import Path
 
 from kb_data.harness import channel
 from kb_data.harness.sandbox import Limits, Sandbox
-from kb_data.harness.worker import cuda_device
-from kb_data.io import lock_dir
+from kb_data.harness.worker import cuda_device, run_isolated
+from kb_data.io import file_lock, lock_dir, write_bytes_atomic
 
 BUILD_MARKERS = ("load_inline", "cpp_extension")
 EXTENSIONS = "torch_extensions"
@@ -83,8 +84,9 @@ def run_build(job: dict) -> dict:
     """In a trusted worker: build `job["code"]`'s extensions in a CPU sandbox and cache them under job["key"]."""
     t0 = time.monotonic()
     limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
+    env = {"TORCH_CUDA_ARCH_LIST": job.get("arch"), "MAX_JOBS": job.get("max_jobs") and str(job["max_jobs"])}
     sb = Sandbox(job.get("sandbox_level") or "process", limits, "cpu", lock_dir(),
-                 extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
+                 extra_env={k: v for k, v in env.items() if v})
     try:
         sb.start(_serve_build)
         channel.send(sb.sock, {"code": job["code"]})
@@ -97,14 +99,33 @@ def run_build(job: dict) -> dict:
         if built.is_symlink():  # only a real folder is cached: a link could point anywhere on the host
             return {"status": "compile_error", "error": f"build: {EXTENSIONS} is a link, not a folder",
                     "build_s": time.monotonic() - t0}
-        if reply.get("ok") is not True and reply.get("build_failed") is True:
+        if reply.get("ok") is not True and reply.get("build_failed") is True:  # the compiler's verdict: kept
             return {"status": "compile_error", "error": "build: " + str(reply.get("error"))[:6000],
-                    "build_s": time.monotonic() - t0}
+                    "build_s": time.monotonic() - t0, "compiler_failed": True}
         if built.is_dir():
             _store(built, job["key"], Path(job["cache_root"]))
         return {"status": "built" if built.is_dir() else "nothing_built", "build_s": time.monotonic() - t0}
     finally:
         sb.close()
+
+
+def ensure_built(job: dict, timeout_s: float) -> dict:
+    """`job["code"]`'s extensions built and cached (run_build in a worker child) unless the cache holds them, or the
+    compiler's failure on them. One build per key at a time, across threads and processes (a lock file beside the
+    cache): a grade that finds its build under way waits for it (`build_wait_s`) and takes it from the cache."""
+    root, key = Path(job["cache_root"]), job["key"]
+    t0 = time.monotonic()
+    with file_lock(root / ".locks" / f"{key}.lock", timeout=timeout_s):
+        waited = {"build_wait_s": time.monotonic() - t0}
+        if cached(key, root) is not None:
+            return {"build_cache": "hit", **waited}
+        failed = root / f"{key}.failed.json"
+        if failed.is_file():
+            return {**json.loads(failed.read_text(encoding="utf-8")), "build_cache": "failed", **waited}
+        res = run_isolated(run_build, job, timeout_s)
+        if res.get("compiler_failed"):
+            write_bytes_atomic(failed, json.dumps({"status": "compile_error", "error": res["error"]}).encode())
+        return {**res, **waited}
 
 
 def _store(built: Path, key: str, root: Path) -> None:

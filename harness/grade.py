@@ -143,7 +143,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     job = {
         "problem_id": problem.problem_id, "problem_code": problem.code, "rules": rules,
         "submission_code": code, "submission_name": name, "device": device, "timeout_s": opt.timeout_s,
-        "sandbox_level": level, "memory_limit_bytes": _memory_limit(problem, device, opt), "measure_baseline": measure,
+        "sandbox_level": level, "memory_limit_bytes": memory_limit(problem, device, opt), "measure_baseline": measure,
         "require_custom_kernel": opt.require_custom_kernel, "check_fp64": opt.check_fp64,
         "pair_reference": opt.pair_reference, "baseline_type": known["baseline_type"] if known else None,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
@@ -168,8 +168,9 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
                              "wall_s": built.get("build_s")}, opt, device), None
     with device_lock(device):
         result = run_isolated(judge, job, opt.timeout_s + JUDGE_GRACE_S)
-    if built.get("build_s") is not None:
-        result.setdefault("stage_s", {})["build"] = built["build_s"]
+    for k in ("build_s", "build_wait_s"):
+        if built.get(k) is not None:
+            result.setdefault("stage_s", {})[k[:-2]] = built[k]
     if opt.progress and result.get("stage_s"):
         say("stages (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result["stage_s"].items()))
     for kind, detail in static["findings"]:
@@ -205,18 +206,21 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
 def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
     """Build the submission's extensions in a CPU sandbox unless its build is cached (harness/build.py); names
     the cached build in `job` for the grading sandbox."""
+    build_job = build_job_for(code, device, job["sandbox_level"], job["memory_limit_bytes"], opt.timeout_s)
+    job.update(build_key=build_job["key"], arch=build_job["arch"], build_cache_root=build_job["cache_root"])
+    return build.ensure_built(build_job, opt.timeout_s + JUDGE_GRACE_S)
+
+
+def build_job_for(code: str, device: str, sandbox_level: str, memory_limit_bytes: int, timeout_s: float,
+                  max_jobs: int | None = None) -> dict:
+    """The build stage's job for `code` graded on `device` (its key decided here: workers may predate the env)."""
     arch = build.arch_list(device)
-    key, root = build.cache_key(code, arch), str(build.cache_root())  # decided here: workers may predate the env
-    job.update(build_key=key, arch=arch, build_cache_root=root)
-    if build.cached(key, root) is not None:
-        return {"build_cache": "hit"}
-    return run_isolated(build.run_build, {"code": code, "key": key, "arch": arch, "timeout_s": opt.timeout_s,
-                                          "cache_root": root,
-                         "sandbox_level": job["sandbox_level"],
-                         "memory_limit_bytes": max(job["memory_limit_bytes"], BUILD_MEMORY_BYTES)}, opt.timeout_s + JUDGE_GRACE_S)
+    return {"code": code, "key": build.cache_key(code, arch), "arch": arch, "timeout_s": timeout_s,
+            "cache_root": str(build.cache_root()), "sandbox_level": sandbox_level, "max_jobs": max_jobs,
+            "memory_limit_bytes": max(memory_limit_bytes, BUILD_MEMORY_BYTES)}
 
 
-def _memory_limit(problem: LoadedProblem, device: str, opt: Options) -> int:
+def memory_limit(problem: LoadedProblem, device: str, opt: Options) -> int:
     if opt.memory_limit_gb:
         return int(opt.memory_limit_gb * 2**30)
     need = SANDBOX_BASE_BYTES

@@ -15,6 +15,7 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -52,6 +53,29 @@ def _child(run, job: dict, conn, log_path: str) -> None:
         os._exit(0)  # skip atexit handlers and finalizers
 
 
+_starting = threading.Lock()
+
+
+@contextmanager
+def _main_hidden():
+    """While a child starts: the caller's main module unnamed, so that the child does not import it again. The
+    children run kb_data's functions only; a script with no `if __name__ == "__main__":` guard would run again in
+    each, and code read from stdin cannot be imported at all."""
+    main = sys.modules.get("__main__")
+    with _starting:
+        saved = {k: main.__dict__.pop(k) for k in ("__file__",) if main is not None and k in main.__dict__}
+        spec = getattr(main, "__spec__", None)
+        if spec is not None:
+            main.__spec__ = None
+        try:
+            yield
+        finally:
+            if main is not None:
+                main.__dict__.update(saved)
+                if spec is not None:
+                    main.__spec__ = spec
+
+
 def _tail(path: str, n: int = 2000) -> str:
     try:
         with open(path, "rb") as f:
@@ -71,7 +95,8 @@ def run_isolated(run, job: dict, timeout_s: float) -> dict:
     log.close()
     proc = ctx.Process(target=_child, args=(run, job, send, log.name), daemon=True)
     t0 = time.monotonic()
-    proc.start()
+    with _main_hidden():
+        proc.start()
     send.close()
     result, timed_out = None, False
     try:

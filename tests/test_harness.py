@@ -1107,7 +1107,7 @@ def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, mon
     assert first.status == "ok", first.error
     assert "build" in stages and "setup" in stages  # built first, then graded
     assert json.loads(first.flag_details)["build_cache"] == "hit"  # the grading sandbox got the build
-    assert len(list((tmp_path / "builds").iterdir())) == 1
+    assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 1
     again = _grade(code, timeout_s=600)
     assert again.status == "ok" and "build" not in json.loads(again.harness_seconds)
     assert json.loads(again.flag_details)["build_cache"] == "hit"
@@ -1116,6 +1116,33 @@ def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, mon
     assert broken.status == "compile_error" and broken.error.startswith("build:"), broken.error
     assert "error" in broken.error and set(json.loads(broken.harness_seconds)) == {"worker_wall", "build"}
     assert broken.sandbox in ("strong", "process")
+    again = _grade(code.replace("return y;", "return y"), timeout_s=600)  # the compiler's failure is cached too
+    assert again.status == "compile_error" and again.error == broken.error and again.harness_seconds is None
+
+
+def test_a_batch_builds_each_extension_once_ahead_of_its_grade(tmp_path, monkeypatch):
+    """run_pool's build stage compiles the queued submissions' extensions while the device threads grade: every
+    distinct source is built once in all (by the build stage, or by its grade where that came first, the other
+    waiting on the build's lock), the good one grades ok and the broken one is a compile_error with the compiler's
+    message."""
+    from kb_data.harness.batch import BatchJob, run_pool
+
+    monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
+    tag = tmp_path.name.replace("-", "_")
+    good, bad = CPP_GELU.replace("BUILD_TAG", tag), CPP_GELU.replace("BUILD_TAG", tag + "b").replace("return y;", "return y")
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    todo = [(BatchJob(GELU, name), problem, code, "m") for name, code in (("good.py", good), ("bad.py", bad))]
+    records, built = [], []
+    failures = run_pool(todo, ["cpu"], Options(trials=3, warmup=1, timeout_s=600), None,
+                        lambda rec, base: records.append(rec), built.append)
+    assert failures == [] and len(records) == 2 and len(built) == 2
+    status = {r.solution_sha256: r.status for r in records}
+    assert sorted(status.values()) == ["compile_error", "ok"], [(r.status, r.error) for r in records]
+    # a compiler run shows as build_s in the build stage's result or as a "build" stage in the record
+    builds = sum("build_s" in b for b in built) + sum("build" in json.loads(r.harness_seconds or "{}") for r in records)
+    assert builds == 2, (built, [r.harness_seconds for r in records])
+    assert "error" in next(r.error for r in records if r.status == "compile_error")
+    assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 2  # a build, a failure
 
 
 def test_the_checks_copy_the_reference_by_building_it_again():

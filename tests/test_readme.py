@@ -77,5 +77,6 @@ def test_use_it_examples_run_as_written(tmp_path, folders):
     assert "main 5 problems of suite v3" in out and "v3 5 problems of suite v3" in out
     assert "v0.1 3 problems of suite v0.1" in out
     assert "v3/level1/23_Softmax: ok" in out
+    assert "\n0 ok " in out  # the reward example's record, graded from code read on stdin
     assert (work / "runs.jsonl").exists() and (work / "analysis" / "fast_p.csv").exists()
     assert "datetime64" not in out or "created_at" in out
