@@ -248,10 +248,13 @@ def prebuild(todo, device: str, options: Options, on_built=None):
     def one(problem, code):
         job = build_job_for(code, device, level, memory_limit(problem, device, options), options.timeout_s,
                             max_jobs=max(1, cores // workers))
-        res = ensure_built(job, options.timeout_s + JUDGE_GRACE_S)
+        try:
+            res = ensure_built(job, options.timeout_s + JUDGE_GRACE_S)
+        except Exception as e:  # noqa: BLE001  (the grade builds it itself, and fails with the reason if it must)
+            print(f"build stage: {problem.problem_id}: {type(e).__name__}: {e}", file=sys.stderr)
+            return
         if on_built is not None:
             on_built(res)
-        return res
 
     pool = ThreadPoolExecutor(workers, thread_name_prefix="kb-build")
     try:
