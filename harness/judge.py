@@ -199,6 +199,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
     min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
     claims, ref_times, cand_flush, ref_flush, bounds = [], [], [], [], []
+    first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches = None, 0, 0
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
@@ -252,6 +253,11 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
             cand_batches.append(statistics.fmean(t["ms"] for t in counted))
             ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
+            if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
+                for side, key in (("candidate", "ms"), ("reference", "ref_ms")):
+                    mid = statistics.median(t[key] for t in counted)
+                    if mid > 0:
+                        first_calls[side].append(counted[0][key] / mid)
         for t in calls:
             kind, inputs, ref_out, outs = t["kind"], t["inputs"], t["ref_out"], t["outs"]
             if t["i"] >= warmup and kind != "off":
@@ -291,7 +297,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         res["flag_details"]["paired_estimators"] = {
             "batch_means": res["paired_speedup"],
             "per_call": timing.paired_ratio(timing.Timing(claims, device.type), timing.Timing(ref_times, device.type)),
-            "per_call_medians": statistics.median(ref_times) / claimed if claimed > 0 else None}
+            "per_call_medians": statistics.median(ref_times) / claimed if claimed > 0 else None,
+            "first_call_over_median": {k: statistics.median(v) for k, v in first_calls.items() if v},
+            "batch_ratio_p10_p90": _spread([r / c for c, r in zip(cand_batches, ref_batches) if c > 0])}
         limit = rules["reference_slowdown_limit"]
         margin = rules["reference_slowdown_min_ms" if device.type == "cuda" else "reference_slowdown_min_ms_cpu"]
         if ref_t.p10_ms > limit * res["ref_alone_ms"] and ref_t.p10_ms - res["ref_alone_ms"] > margin:
@@ -303,6 +311,11 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
             else:
                 flag(res, "reference_tampered", why)
+
+
+def _spread(xs: list) -> list | None:
+    """The 10th and 90th percentiles of `xs` (None for fewer than two)."""
+    return [timing.Timing(xs, "").p10_ms, timing.Timing(xs, "").p90_ms] if len(xs) > 1 else None
 
 
 def _reference_call(t: dict, model, work: dict, k: int) -> tuple:

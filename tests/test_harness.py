@@ -89,6 +89,8 @@ def test_honest_record_has_every_field():
     # the estimators the record does not use, kept beside the one it does (BENCHMARKS.md, Noise)
     estimators = json.loads(rec.flag_details)["paired_estimators"]
     assert estimators["batch_means"] == rec.speedup and estimators["per_call"] > 0 and estimators["per_call_medians"] > 0
+    first = estimators["first_call_over_median"]  # evidence for the noise benchmark: a batch's first call against the rest
+    assert set(first) == {"candidate", "reference"} and all(v > 0 for v in first.values()), estimators
     assert rec.seeds[:5] == [42, 123, 456, 789, 1337] and len(rec.seeds) == 6  # plus a secret seed
     assert (rec.atol, rec.rtol, rec.precision_used) == (1e-3, 1e-3, "fp32")
     assert rec.max_abs_err is not None and rec.max_abs_err < 1e-3
