@@ -106,6 +106,12 @@ def noise_report(out: dict) -> None:
         if flat:
             print(f"{kind:7s} {len(out)} problems, {len(flat)} runs: min {min(flat):.3f} median {statistics.median(flat):.3f} "
                   f"max {max(flat):.3f}; within 1.00+/-0.02: {sum(abs(s - 1) <= 0.02 for s in flat)}/{len(flat)}")
+    for side in ("candidate", "reference"):
+        first = [x["est_first_call_over_median"][side] for v in out.values() for x in v["runs"]
+                 if side in (x.get("est_first_call_over_median") or {})]
+        if first:
+            print(f"a batch's first call over its median, {side}: min {min(first):.3f} median "
+                  f"{statistics.median(first):.3f} max {max(first):.3f} ({len(first)} runs)")
     bound = [x["bound_gap_ms"] for v in out.values() for x in v["runs"] if x.get("bound_gap_ms") is not None]
     if bound:
         print(f"timing bound, trusted less claimed ms per call: min {min(bound):.4f} median {statistics.median(bound):.4f} "
