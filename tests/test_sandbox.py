@@ -219,6 +219,16 @@ def _fork_forever(counter):
     return serve
 
 
+def _within(seconds: float, condition) -> bool:
+    """Whether `condition()` holds at some point within `seconds` (polled)."""
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_a_pause_freezes_every_process_of_the_sandbox_those_forked_meanwhile_included():
     """Where the machine lets the harness make a cgroup v2 (root with cgroupfs, as here and in CI), the judge's pause
     freezes the sandbox's cgroup: processes forked after the last look at the process list (the red team's fresh
@@ -238,13 +248,14 @@ def test_a_pause_freezes_every_process_of_the_sandbox_those_forked_meanwhile_inc
         while counter.value < 20 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert counter.value >= 20
-        assert sb.cgroup.freeze()
+        # the harness waits 1 s for the freeze; a loaded two-core machine may need longer: what is tested is that it
+        # happens and holds, not how soon
+        assert sb.cgroup.freeze() or _within(10, lambda: "frozen 1" in Path(sb.cgroup.path, "cgroup.events").read_text())
         frozen_at = counter.value
         time.sleep(0.3)
         assert counter.value == frozen_at  # nothing ran: not the forker, not a child forked just before the freeze
         sb.cgroup.thaw()
-        time.sleep(0.3)
-        assert counter.value > frozen_at
+        assert _within(10, lambda: counter.value > frozen_at)
         path = sb.cgroup.path
     finally:
         sb.close()
