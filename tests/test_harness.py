@@ -1123,28 +1123,24 @@ def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, mon
 
 
 def test_a_batch_builds_each_extension_once_ahead_of_its_grade(tmp_path, monkeypatch):
-    """run_pool's build stage compiles the queued submissions' extensions while the device threads grade: every
-    distinct source is built once in all (by the build stage, or by its grade where that came first, the other
-    waiting on the build's lock), the good one grades ok and the broken one is a compile_error with the compiler's
-    message."""
+    """run_pool's build stage compiles the queued submissions' extensions while the device threads grade. Two jobs
+    of one source (two models) are built once in all: by the build stage, or by a grade that came first, the others
+    waiting on the build's lock and taking it from the cache; both grade ok."""
     from kb_data.harness.batch import BatchJob, run_pool
 
     monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
-    tag = tmp_path.name.replace("-", "_")
-    good, bad = CPP_GELU.replace("BUILD_TAG", tag), CPP_GELU.replace("BUILD_TAG", tag + "b").replace("return y;", "return y")
+    code = CPP_GELU.replace("BUILD_TAG", tmp_path.name.replace("-", "_"))
     problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
-    todo = [(BatchJob(GELU, name), problem, code, "m") for name, code in (("good.py", good), ("bad.py", bad))]
+    todo = [(BatchJob(GELU, "sub.py", model), problem, code, model) for model in ("a", "b")]
     records, built = [], []
     failures = run_pool(todo, ["cpu"], Options(trials=3, warmup=1, timeout_s=600), None,
                         lambda rec, base: records.append(rec), built.append)
-    assert failures == [] and len(records) == 2 and len(built) == 2
-    status = {r.solution_sha256: r.status for r in records}
-    assert sorted(status.values()) == ["compile_error", "ok"], [(r.status, r.error) for r in records]
+    assert failures == [] and [r.status for r in records] == ["ok", "ok"], [(r.status, r.error) for r in records]
+    assert len(built) == 2 and {r.model for r in records} == {"a", "b"}
     # a compiler run shows as build_s in the build stage's result or as a "build" stage in the record
-    builds = sum("build_s" in b for b in built) + sum("build" in json.loads(r.harness_seconds or "{}") for r in records)
-    assert builds == 2, (built, [r.harness_seconds for r in records])
-    assert "error" in next(r.error for r in records if r.status == "compile_error")
-    assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 2  # a build, a failure
+    builds = sum("build_s" in b for b in built) + sum("build" in json.loads(r.harness_seconds) for r in records)
+    assert builds == 1, (built, [r.harness_seconds for r in records])
+    assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 1
 
 
 def test_the_checks_copy_the_reference_by_building_it_again():
