@@ -35,6 +35,7 @@ class Server:
         # when a submission imports it, and this process holds no seed worth stealing)
         self.surface = {k: v for k, v in timing.snapshot_surface(_harness_surface(timing)).items()
                         if k != "torch.manual_seed"}
+        self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
         self.received: dict = {}
         self.work: dict = {}
@@ -193,7 +194,7 @@ class Server:
         threads = {t.ident for t in threading.enumerate()}
         out = self._forward(inputs, msg["rng"])
         reply = self._deliver(out, msg, inputs)
-        reply["threads_left"] = _threads_left(threads)
+        reply["threads_left"] = _threads_left(threads, self.library_roots)
         return reply
 
     def cmd_timed(self, msg: dict) -> dict:
@@ -241,18 +242,17 @@ class Server:
         return {}
 
 
-def _threads_left(before: set) -> int:
+def _threads_left(before: set, roots: tuple) -> int:
     """Threads started during a call and still alive after it whose stacks hold code of no installed library (the
     submission's, or code made at run time): a pool that torch.compile or Triton left waiting for work is not one."""
     frames = sys._current_frames()
     return sum(1 for t in threading.enumerate() if t.ident not in before and t.is_alive()
-               and _outside_libraries(frames.get(t.ident)))
+               and _outside_libraries(frames.get(t.ident), roots))
 
 
-def _outside_libraries(frame) -> bool:
+def _outside_libraries(frame, roots: tuple) -> bool:
     if frame is None:  # gone or not yet started: count it
         return True
-    roots = _library_roots()
     while frame is not None:
         if not os.path.abspath(frame.f_code.co_filename).startswith(roots):
             return True

@@ -133,7 +133,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
 
     from kb_data.harness.timing import timing_method
 
-    gpu_name = (cuda_device(device) or {}).get("name") if device.startswith("cuda") else None
+    gpu_name = (cuda_device(device) or {}).get("name")
     gpu = opt.gpu or (gpu_key(gpu_name) if gpu_name else "CPU")
     method = timing_method(device)
     # a stored baseline timed another way (an older harness) would make the speedup compare two different clocks

@@ -315,7 +315,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
 
 def _spread(xs: list) -> list | None:
     """The 10th and 90th percentiles of `xs` (None for fewer than two)."""
-    return [timing.Timing(xs, "").p10_ms, timing.Timing(xs, "").p90_ms] if len(xs) > 1 else None
+    if len(xs) < 2:
+        return None
+    t = timing.Timing(xs, "")
+    return [t.p10_ms, t.p90_ms]
 
 
 def _reference_call(t: dict, model, work: dict, k: int) -> tuple:

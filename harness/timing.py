@@ -194,15 +194,13 @@ class Timer:
             t0 = _perf_counter()
             out = call(i)
             return (_perf_counter() - t0) * 1e3, out, None, None
-        flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
-        _event_record(flushed)
-        self.flush()  # the GPU clears the L2 while the host goes on into the forward
-        _event_record(start)
-        out = call(i)
-        _event_record(end)
-        snap = _snapshot(out)  # both sides get the same work after their calls (see judge.time_paired)
-        _cuda_sync(self.device)  # all streams: the next call starts on an idle device
-        return _event_elapsed(start, end), out, snap, _event_elapsed(flushed, start)
+        kept = {}
+
+        def keep(out):  # the outputs, and their copy right after the end event (the late-write check)
+            kept.update(out=out, snap=_snapshot(out))
+
+        ((ms, flush_ms),) = self.timed_batch([(_nothing, lambda: call(i), keep)])  # a batch of one: synchronised
+        return ms, kept["out"], kept["snap"], flush_ms
 
     def timed_batch(self, calls: list) -> list[tuple]:
         """A batch of timed calls queued back to back and synchronised once, at the end: for each `(prepare, call,
@@ -313,6 +311,10 @@ class GpuAlone:
     @property
     def median_ms(self) -> float | None:
         return statistics.median(self.times_ms) if self.times_ms else None
+
+
+def _nothing() -> None:
+    return None
 
 
 def _tensors(out) -> list:

@@ -62,18 +62,18 @@ def _main_hidden():
     children run kb_data's functions only; a script with no `if __name__ == "__main__":` guard would run again in
     each, and code read from stdin cannot be imported at all."""
     main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
     with _starting:
-        saved = {k: main.__dict__.pop(k) for k in ("__file__",) if main is not None and k in main.__dict__}
-        spec = getattr(main, "__spec__", None)
-        if spec is not None:
-            main.__spec__ = None
+        path, spec = main.__dict__.pop("__file__", None), getattr(main, "__spec__", None)
+        main.__spec__ = None
         try:
             yield
         finally:
-            if main is not None:
-                main.__dict__.update(saved)
-                if spec is not None:
-                    main.__spec__ = spec
+            main.__spec__ = spec
+            if path is not None:
+                main.__file__ = path
 
 
 def _tail(path: str, n: int = 2000) -> str:
@@ -164,9 +164,13 @@ def cuda_device(device: str) -> dict | None:
     """cuda_devices()' entry for `cuda:N` (None for the CPU or a device that is not there)."""
     if not device.startswith("cuda"):
         return None
-    index = int(device.split(":", 1)[1]) if ":" in device else 0
-    devices = cuda_devices()
+    index, devices = device_index(device), cuda_devices()
     return devices[index] if index < len(devices) else None
+
+
+def device_index(device: str) -> int:
+    """N of `cuda:N` (0 for a bare `cuda`)."""
+    return int(device.split(":", 1)[1]) if ":" in device else 0
 
 
 _DONE = object()  # a device thread's last word
@@ -227,7 +231,7 @@ def run_per_device(devices: list[str], items, handle, stop=None) -> None:
 def physical_gpu(device: str) -> str:
     """The GPU behind `cuda:N` as the host knows it: processes with different CUDA_VISIBLE_DEVICES
     each call their first GPU cuda:0, and must not share (or miss) each other's lock."""
-    idx = int(device.split(":", 1)[1]) if ":" in device else 0
+    idx = device_index(device)
     visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
     name = visible[idx] if idx < len(visible) else str(idx)
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)

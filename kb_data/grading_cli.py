@@ -75,17 +75,17 @@ def _check_device(device: str | None) -> str:
     """The device a grade will run on; a CUDA device this machine lacks is a one-line error."""
     import torch
 
-    from .harness.worker import cuda_devices
+    from .harness.worker import cuda_devices, device_index
 
     if device is None:
         return "cuda:0" if cuda_devices() else "cpu"
     if device.startswith("cuda"):
-        if not cuda_devices():
+        devices = cuda_devices()
+        if not devices:
             raise ValueError(f"--device {device}: this machine has no usable CUDA GPU (torch {torch.__version__}); "
                              "grade on the CPU with --device cpu, or install a CUDA build of torch")
-        index = int(device.split(":")[1]) if ":" in device else 0
-        if index >= len(cuda_devices()):
-            raise ValueError(f"--device {device}: only {len(cuda_devices())} CUDA device(s) are visible")
+        if device_index(device) >= len(devices):
+            raise ValueError(f"--device {device}: only {len(devices)} CUDA device(s) are visible")
     elif device != "cpu":
         raise ValueError(f"--device {device!r}: use cuda:N or cpu")
     return device
