@@ -1303,3 +1303,27 @@ def test_threads_left_running_count_the_submissions_code_not_a_librarys_idle_poo
     sleeper = _grade(SLEEPER_GELU, require_custom_kernel=False)
     assert "side_stream_work" in sleeper.flags and sleeper.status == "rejected", (sleeper.status, sleeper.flags)
     assert "left 1 thread(s) running" in json.loads(sleeper.flag_details)["side_stream_work"]
+
+
+def test_the_grading_parent_asks_a_worker_for_the_devices(monkeypatch):
+    """The grading process never calls into torch.cuda: the default device, the GPU's name and the device count
+    come from a worker child (worker.cuda_devices). On the H200 a parent that had initialised CUDA made
+    torch.compile fail inside the candidate's sandbox."""
+    from kb_data.harness.batch import visible_devices
+
+    called = []
+    for name, value in (("is_available", False), ("device_count", 0), ("get_device_name", "none"),
+                        ("get_device_capability", (0, 0)), ("init", None)):
+        monkeypatch.setattr(torch.cuda, name, lambda *a, _n=name, _v=value, **k: called.append(_n) or _v)
+    rec = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=Options(trials=3, warmup=1, timeout_s=120))[0]
+    assert rec.status == "ok", rec.error
+    assert visible_devices("auto") and called == []
+
+
+def test_a_job_may_cap_the_timed_calls_per_round_trip():
+    """The noise benchmark's --max-batch: the judge sends at most that many timed calls per round trip."""
+    capped = _grade(HONEST_GELU, extra={"max_batch": 1})
+    default = _grade(HONEST_GELU)
+    assert capped.status == default.status == "ok"
+    rounds = lambda rec: json.loads(rec.flag_details)["timing_bound"]["calls_per_round_trip"]
+    assert rounds(capped) == 1 and rounds(default) > 1
