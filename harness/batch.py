@@ -242,12 +242,12 @@ def prebuild(todo, device: str, options: Options, on_built=None):
         yield
         return
     cores = os.cpu_count() or 1
-    workers = max(1, min(BUILDERS, cores // BUILD_JOBS))
+    workers = max(1, min(BUILDERS, (cores - GRADING_CORES) // BUILD_JOBS))
     level = resolve_level(options.sandbox)
 
     def one(problem, code):
         job = build_job_for(code, device, level, memory_limit(problem, device, options), options.timeout_s,
-                            max_jobs=max(1, cores // workers))
+                            max_jobs=BUILD_JOBS)
         try:
             res = ensure_built(job, options.timeout_s + JUDGE_GRACE_S)
         except Exception as e:  # noqa: BLE001  (the grade builds it itself, and fails with the reason if it must)
@@ -265,8 +265,9 @@ def prebuild(todo, device: str, options: Options, on_built=None):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-BUILDERS = 4    # extension builds at once, at most
-BUILD_JOBS = 4  # cores a build is given (its compiler jobs: MAX_JOBS), so that BUILDERS never oversubscribe them
+BUILDERS = 8       # extension builds at once, at most
+BUILD_JOBS = 2     # compiler jobs (MAX_JOBS) of a build: a load_inline extension is two translation units
+GRADING_CORES = 4  # left to the GPU stage's judge and candidate, whose host pace is in the timed calls
 
 
 OUTCOMES = {"ok": "ok", "incorrect": "wrong", "rejected": "rejected"}  # every other status counts as failed
