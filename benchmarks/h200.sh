@@ -36,8 +36,8 @@
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 #   batch      the realistic batch (#23, benchmarks/realistic_batch.py: ~100 submissions over 31 v3 problems, most
 #              load_inline CUDA): one `kb eval --batch` per arm of $BATCH_ARMS (default "cold:2 warm:1 warm:2": cache
-#              state and --workers), builds cached under $KB_BUILD_CACHE (default ./.kb-builds, kept while the machine
-#              is; cold empties it), each arm resumable and bounded by $ARM_TIMEOUT; then the summary of every arm
+#              state and --workers) in $BATCH_DIR (default ./.kb-batch), builds cached under $KB_BUILD_CACHE (default
+#              ./.kb-builds; both kept while the machine is; cold empties the cache), each arm resumable and bounded by $ARM_TIMEOUT; then the summary of every arm
 #   audit      `kb audit` of the GPU corpus in upstream's layout (70 solutions, benchmarks/audit_corpus.py), every
 #              verdict checked against the corpus; the report is $OUT/audit/report/index.html
 set -uo pipefail
@@ -53,7 +53,7 @@ for step in "$@"; do
     audit) rm -rf "$OUT/audit_corpus" && python benchmarks/audit_corpus.py build "$OUT/audit_corpus" > "$OUT/audit.log" 2>&1 &&
            timeout 540 kb audit "$OUT/audit_corpus" --out "$OUT/audit" --quiet >> "$OUT/audit.log" 2>&1;
            python benchmarks/audit_corpus.py check "$OUT/audit" >> "$OUT/audit.log" 2>&1 ;;
-    batch) b=$OUT/batch; export KB_BUILD_CACHE=${KB_BUILD_CACHE:-$PWD/.kb-builds}
+    batch) b=${BATCH_DIR:-$PWD/.kb-batch}; export KB_BUILD_CACHE=${KB_BUILD_CACHE:-$PWD/.kb-builds}
            [ -f "$b/manifest.jsonl" ] || python benchmarks/realistic_batch.py build "$b" > "$OUT/batch.log" 2>&1
            for arm in ${BATCH_ARMS:-cold:2 warm:1 warm:2}; do
                w=${arm#*:}; run="$b/run_${arm/:/_w}"
@@ -63,7 +63,8 @@ for step in "$@"; do
                python -c "import json,sys; p=sys.argv[1]+'/wall.json'; import os; o=json.load(open(p)) if os.path.exists(p) else {'wall_s':0}; o['wall_s']+=float(sys.argv[2]); o['what']=sys.argv[3]; json.dump(o,open(p,'w'))" \
                    "$run" "$(( $(date +%s) - t0 ))" "$arm"
            done
-           python benchmarks/realistic_batch.py summary "$b"/run_* > "$OUT/batch_summary.txt" 2>&1 ;;
+           python benchmarks/realistic_batch.py summary "$b"/run_* > "$OUT/batch_summary.txt" 2>&1
+           for r in "$b"/run_*; do cp "$r/records.jsonl" "$OUT/batch_$(basename "$r").jsonl"; cp "$r/wall.json" "$OUT/batch_$(basename "$r")_wall.json"; done ;;
     gpu-honest) timeout 200 python -m pytest -m gpu tests/test_anticheat.py -k "honest" -s -v -p no:cacheprovider \
                     --timeout 120 --tb=short > "$OUT/gpu_honest.log" 2>&1 ;;
     noise) timeout 240 python benchmarks/bench_noise.py --baselines kb_data/data/baselines_h200.jsonl \

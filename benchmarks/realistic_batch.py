@@ -633,7 +633,8 @@ def summary(runs: list[Path]) -> None:
     for run in runs:
         rows = [json.loads(line) for line in (run / "records.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
         meta = json.loads((run / "wall.json").read_text()) if (run / "wall.json").exists() else {}
-        stages = [r.get("harness_seconds") or {} for r in rows]
+        stages = [json.loads(r["harness_seconds"]) if isinstance(r.get("harness_seconds"), str) else r.get("harness_seconds") or {}
+                  for r in rows]  # a JSON string in the record
         locked = [s["worker_wall"] for s in stages if s.get("worker_wall")]
         wall = meta.get("wall_s")
         print(f"{run.name}: {len(rows)} records" + (f" in {wall:.0f} s wall, {wall / max(1, len(rows)):.2f} s per submission"

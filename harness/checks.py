@@ -83,18 +83,45 @@ PRECISION_FLOOR_SCALE = {"fp32": 1.0, "fp16": 100.0, "bf16": 400.0}
 
 REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
 # Kernels from the framework itself or a vendor library: a candidate that launches only these wrote no kernel.
-
-
 FRAMEWORK_KERNEL_RE = re.compile(
     r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|sgemm|hgemm|gemv2|gemmSN|gemmk1|splitKreduce|"
     r"implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|flash_fwd|fmha|pytorch_flash|"
     r"triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|elementwise_kernel|reduce_kernel|CatArrayBatchedCopy|"
     r"cutensor|cusparse|curand|indexSelect|gatherTopK|radixSort|bitonicSort|^void \(anonymous namespace\)::", re.I)
+# The part of those names no kernel of the submission's own can carry, whatever it declares: a framework namespace,
+# a vendor library's own words or its architecture-prefixed kernel names (sgemm, elementwise_kernel, pool are
+# names an agent gives its own kernels too).
+VENDOR_KERNEL_RE = re.compile(
+    r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|gemv2|gemmSN|gemmk1|splitKreduce|flash_fwd|fmha|"
+    r"pytorch_flash|triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|cutensor|cusparse|curand|"
+    r"^(void )?(ampere|hopper|volta|turing|maxwell|sm\d+)_|^void \(anonymous namespace\)::", re.I)
+_CUDA_KERNEL_DEF = re.compile(r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|[\w:<>*&]+)\s*)*?(?!__launch_bounds__)(\w+)\s*\(")
+_TRITON_KERNEL_DEF = re.compile(r"@triton\.jit\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def\s+(\w+)")
+
+
+def declared_kernels(code: str) -> frozenset[str]:
+    """Names of the GPU kernels a submission's source defines: CUDA `__global__` functions and `@triton.jit` ones."""
+    return frozenset(_CUDA_KERNEL_DEF.findall(code)) | frozenset(_TRITON_KERNEL_DEF.findall(code))
+
+
+def kernel_base_name(kernel: str) -> str:
+    """"void ns::name<128>(float*, int)" -> "name": the profiler's demangled kernel name without its signature."""
+    name = kernel.removeprefix("void ").split("(", 1)[0].split("<", 1)[0]
+    return name.rsplit("::", 1)[-1].strip()
+
+
+def library_kernel(kernel: str, own: frozenset[str] = frozenset()) -> bool:
+    """A kernel of the framework or a vendor library. One the submission defines itself (`own`) is not, unless its
+    name carries what only a framework or vendor kernel carries."""
+    if VENDOR_KERNEL_RE.search(kernel):
+        return True
+    return bool(FRAMEWORK_KERNEL_RE.search(kernel)) and kernel_base_name(kernel) not in own
 
 
 def dynamic_checks(cand, mod, ref, state, rules, device, precision, atol, rtol, res, ctx, job) -> None:
     checks = [
-        ("profile", job.get("require_custom_kernel", True), lambda: profile_checks(cand, mod, ref, rules, device, precision, res, ctx)),
+        ("profile", job.get("require_custom_kernel", True),
+         lambda: profile_checks(cand, mod, ref, rules, device, precision, res, ctx, declared_kernels(job["submission_code"]))),
         ("constant", True, lambda: constant_check(res, ctx, rules)),
         ("degenerate", True, lambda: degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx)),
         ("fp64", job.get("check_fp64", True), lambda: precision_check(cand, mod, ref, rules, device, precision, res, ctx)),
@@ -139,11 +166,11 @@ def _names_family(tokens: tuple[str, ...], family_ops: list[str]) -> bool:
     return False
 
 
-def _families(ops: set[str], kernels: set[str], families: list[str]) -> dict[str, list[str]]:
+def _families(ops: set[str], kernels: set[str], families: list[str], own: frozenset[str] = frozenset()) -> dict[str, list[str]]:
     """The op families among these framework ops and GPU kernels of the framework or a vendor library (a kernel of
-    the submission's own may well be named after its op): {family: evidence}."""
+    the submission's own, `own`, may well be named after its op): {family: evidence}."""
     found = {}
-    library = {k for k in kernels if FRAMEWORK_KERNEL_RE.search(k)}
+    library = {k for k in kernels if library_kernel(k, own)}
     words = {op: t for op in ops if (t := _op_tokens(op))}
     for fam in families:
         spec = OP_FAMILIES[fam]
@@ -166,7 +193,7 @@ def _profile_ref(ref, inputs, device):
     return ops, kernels
 
 
-def profile_checks(cand, mod, ref, rules, device, precision, res, ctx) -> None:
+def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: frozenset[str] = frozenset()) -> None:
     """The reference's heavy op families that the candidate also runs (by framework op in any variant, or by the
     vendor kernel that does the work, whoever launched it), and whether any kernel of its own ran."""
     inputs = fresh_inputs(mod, device, ctx)
@@ -176,13 +203,13 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
     forbidden = rules.get("forbidden_op_families") or []
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
-    cand_fams = _families(ops, kernels, list(ref_fams))
+    cand_fams = _families(ops, kernels, list(ref_fams), own)
     if cand_fams:
         flag(res, "calls_reference_ops", "the candidate runs the reference's heavy work through the framework: "
               + "; ".join(f"{f}: {', '.join(ev)}" for f, ev in sorted(cand_fams.items())))
     if device.type == "cuda":
         res["flag_details"]["kernels"] = sorted(kernels)[:40]
-        custom = sorted(k for k in kernels if not FRAMEWORK_KERNEL_RE.search(k))
+        custom = sorted(k for k in kernels if not library_kernel(k, own))
         if not custom:
             flag(res, "no_custom_kernel", "the profiler saw only framework kernels"
                   + (f": {', '.join(sorted(kernels)[:6])}" if kernels else " (none at all)"))

@@ -111,6 +111,37 @@ def test_degenerate_reasons_from_samples():
     assert degenerate_reason(sample([x1 * 0.05, x2 * 0.05]), atol, rtol) is None  # range 0.05 > 2 * atol
 
 
+def test_a_kernel_the_submission_defines_is_its_own_even_when_named_like_a_library_one():
+    """An honest load_inline GEMM whose kernel is called sgemm_tiled ran no library kernel: it was rejected as
+    calls_reference_ops and no_custom_kernel in all 13 honest CUDA GEMMs of the realistic batch on the H200
+    (2026-12-02). A name the submission defines is its own, unless it carries what only a framework or vendor
+    kernel carries; an undeclared name, or a vendor's own name declared as a decoy, stays the library's."""
+    from kb_data.harness.checks import _families, declared_kernels, library_kernel
+
+    code = ('''CUDA_SRC = r"""
+template <int B> __global__ void __launch_bounds__(256) sgemm_tiled(const float* a, float* c) {}
+__global__ void elementwise_kernel(float* x) {}
+extern "C" __global__ void ampere_sgemm_128x64_nn() {}
+__global__ void softmax_warp_forward(float* x) {}
+"""
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def mm_kernel(a_ptr, n, BLOCK: tl.constexpr):
+    pass
+''')
+    own = declared_kernels(code)
+    assert own == {"sgemm_tiled", "elementwise_kernel", "ampere_sgemm_128x64_nn", "softmax_warp_forward", "mm_kernel"}
+    mine = {"void sgemm_tiled<64>(float const*, float*)", "elementwise_kernel(float*)", "mm_kernel"}
+    assert not any(library_kernel(k, own) for k in mine)
+    assert all(library_kernel(k) for k in mine - {"mm_kernel"})  # the same names, not defined by the submission
+    decoys = {"ampere_sgemm_128x64_nn", "void (anonymous namespace)::softmax_warp_forward<float, 4>(float*)",
+              "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float>>(int)",
+              "void gemv2T_kernel_val<int, int, float>(float)", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n"}
+    assert all(library_kernel(k, own) for k in decoys)
+    assert _families(set(), mine, ["gemm"], own) == {}
+    assert "gemm" in _families(set(), mine | {"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n"}, ["gemm"], own)
+
+
 def test_framework_ops_are_recognised_by_their_words_in_framework_namespaces():
     """A family's op is recognised in its variants (in place, masked, fused, vendor-prefixed, pointwise epilogue)
     in the framework's and its libraries' namespaces; a name that merely contains its letters is not, and neither is

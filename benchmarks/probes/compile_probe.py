@@ -296,6 +296,13 @@ def main() -> None:
         elif arm == "judge":  # the rest of the command line: the variants (judge_variant)
             judge_arms(sys.argv[sys.argv.index("judge") + 1:])
             break
+        elif arm.startswith("parent-cuda-"):  # as an RL loop's process: CUDA in use here before grade() runs
+            import torch
+
+            before = dict(os.environ)
+            keep = torch.zeros(1 << 20, device="cuda")
+            res = {"env_added": {k: v for k, v in os.environ.items() if before.get(k) != v}, "held": keep.numel()}
+            res.update({e: grade_arm(arm.split("-", 2)[2], e) for e in ("torch_compile_gelu", "compiled_reference_layernorm")})
         elif arm.startswith("grade-"):
             res = {e: grade_arm(arm.split("-", 1)[1], e) for e in ("torch_compile_gelu", "compiled_reference_layernorm")}
         elif arm == "strong-1thread":
