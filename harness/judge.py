@@ -199,6 +199,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
     min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
     claims, ref_times, cand_flush, ref_flush, bounds = [], [], [], [], []
+    slack = rules["timing_bound_slack"]
+    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches = None, 0, 0
@@ -248,10 +250,15 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
                     t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
-                bounds.append((wall / k, statistics.fmean(t["ms"] for t in calls)))
+                bound = {"wall_ms": wall, "calls": k, "claimed_ms": statistics.fmean(t["ms"] for t in calls),
+                         "counted": any(t["i"] >= warmup for t in calls)}
+                bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] != "off"]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
-            cand_batches.append(statistics.fmean(t["ms"] for t in counted))
+            # a claim under what the judge's clock allows is not believed: the batch is timed at that floor
+            floor = (bound["wall_ms"] / k - ctx["overhead_ms"] - margin) / slack
+            cand_batches.append(max(statistics.fmean(t["ms"] for t in counted), floor))
+            bound["floored"] = cand_batches[-1] == floor
             ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
             if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
                 for side, key in (("candidate", "ms"), ("reference", "ref_ms")):
@@ -389,24 +396,37 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
 
 
 def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
-    """The candidate's reported times against the judge's clock: a batch's round trip per call, less what a call
-    costs with no work (calibrated before the submission loaded), is its trusted figure, held against the batch's
-    mean claim. A claim far under it was not measured but made up. The batch most in the candidate's favour
-    decides: a host that stalls the judge (a loaded CI machine) only ever adds to a round trip, while a forged claim
-    is under the truth in every batch, whose outputs are all checked."""
-    if not bounds:
+    """The candidate's reported times against the judge's clock. A batch's round trip per call, less what a call
+    costs with no work (calibrated before the submission loaded), is its trusted figure. Every batch is held to it:
+    a claim far under it was made up, or the work ran outside the timed interval, and the batch was timed at the
+    bound's floor (time_paired); a claim over the round trip itself is impossible. A host that stalls the judge (a
+    loaded CI machine) only adds to some round trips, so an honest submission exceeds the bound in few batches:
+    timer_tampered needs more than the rule's share of the counted batches, or one impossible claim."""
+    counted = [b for b in bounds if b["counted"]]
+    if not counted:
         flag(res, "check_failed", "timing: no timed call came back to bound")
         return
-    slack = rules["timing_bound_slack"]
-    wall, claimed = min(bounds, key=lambda b: (b[0] - overhead_ms) - slack * b[1])
-    trusted = wall - overhead_ms
+    slack, share = rules["timing_bound_slack"], rules["timing_bound_batch_share"]
     margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
-    res["flag_details"]["timing_bound"] = {"claimed_ms": claimed, "trusted_ms": trusted, "overhead_ms": overhead_ms,
-                                           "margin_ms": margin, "batches": len(bounds)}
-    if trusted > slack * claimed + margin:
-        flag(res, "timer_tampered", f"the judge's clock gives {trusted:.4g} ms per timed call, the candidate "
-              f"reported {claimed:.4g} ms (allowed: x{slack} + {margin:g} ms), in the batch of timed calls most in "
-              f"its favour of {len(bounds)}")
+    trusted = lambda b: b["wall_ms"] / b["calls"] - overhead_ms
+    over = [b for b in counted if trusted(b) > slack * b["claimed_ms"] + margin]
+    impossible = [b for b in bounds if b["claimed_ms"] * b["calls"] > b["wall_ms"] * 1.01 + OVERCLAIM_MS]
+    worst = max(counted, key=lambda b: trusted(b) - slack * b["claimed_ms"])
+    res["flag_details"]["timing_bound"] = {
+        "claimed_ms": worst["claimed_ms"], "trusted_ms": trusted(worst), "overhead_ms": overhead_ms, "margin_ms": margin,
+        "batches": len(counted), "over_bound": len(over), "floored": sum(bool(b.get("floored")) for b in counted),
+        "over_round_trip": len(impossible)}
+    if impossible:
+        b = impossible[0]
+        flag(res, "timer_tampered", f"the candidate claimed {b['claimed_ms'] * b['calls']:.4g} ms for a batch of "
+              f"{b['calls']} timed calls whose whole round trip took {b['wall_ms']:.4g} ms")
+    elif len(over) > share * len(counted):
+        flag(res, "timer_tampered", f"the judge's clock gives more than x{slack} + {margin:g} ms of the candidate's "
+              f"claims in {len(over)} of {len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: "
+              f"{trusted(worst):.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")
+
+
+OVERCLAIM_MS = 0.05  # what the judge's and the candidate's clocks may disagree on a round trip, beyond 1%
 
 
 def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:

@@ -22,14 +22,15 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.7"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.8"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
 # (failure_cause), and which record an audit re-graded (audit_of, audit_dataset, audit_revision, audit_published_accepted);
 # 1.6: the side-stream flush check's bound and the CPU's timing margins in the rules (flush_slowdown,
 # flush_slowdown_min_ms, timing_bound_margin_ms_cpu, reference_slowdown_min_ms_cpu); 1.7: how weights are perturbed
-# (weights_perturbation) and which buffers are the problem's constants (constant_buffer_numel)
+# (weights_perturbation) and which buffers are the problem's constants (constant_buffer_numel); 1.8: the share of
+# timed batches that may exceed the timing bound (timing_bound_batch_share)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -139,6 +140,8 @@ RULES = pa.struct([
     ("weights_perturbation", F64),   # perturbed weights move by this share of their mean magnitude (or factor e^x)
     ("constant_buffer_numel", I64),  # buffers up to this size (not parameters, not running statistics) are the
                                      # problem's constants (filter taps, colour matrices), never perturbed
+    ("timing_bound_batch_share", F64),  # timer_tampered when more than this share of the counted batches exceed the
+                                        # bound (each such batch is timed at the bound's floor in any case)
 ])
 
 

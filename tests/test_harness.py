@@ -1176,22 +1176,32 @@ def test_a_kernel_that_builds_the_causal_mask_in_is_not_said_to_ignore_weights()
     assert rec.status == "ok" and "ignores_weights" not in rec.flags, (rec.flags, rec.error)
 
 
-def test_the_timing_bound_is_decided_by_the_batch_most_in_the_candidates_favour():
-    """A stall of the judge's host inflates one batch's round trip, never shrinks one: an honest candidate with one
-    stalled batch of three is not `timer_tampered`; a claim under the truth in every batch is."""
+def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven():
+    """A stall of the judge's host inflates some batches' round trips, never shrinks one: an honest candidate with
+    one stalled batch of three is not `timer_tampered`. A claim under the truth in most batches is, and so is one
+    batch's claim over its whole round trip (red team, 2026-12-02: one over-claimed batch, then 0.25x claims, passed
+    the bound that only the batch most in the candidate's favour decided, at 5x on GELU)."""
     from kb_data.harness import judge
     from kb_data.rules import CHECKS
 
     cpu = torch.device("cpu")
-    res = {"flags": [], "flag_details": {}}
-    judge._bound_claims(res, [(2.1, 1.0), (250.0, 1.1), (2.3, 1.0)], 0.2, CHECKS, cpu)  # ms per call: (wall, claim)
-    assert res["flags"] == [] and res["flag_details"]["timing_bound"]["trusted_ms"] == pytest.approx(1.9)
-    res = {"flags": [], "flag_details": {}}
-    judge._bound_claims(res, [(40.2, 0.01), (41.0, 0.01), (40.5, 0.02)], 0.2, CHECKS, cpu)
-    assert res["flags"] == ["timer_tampered"] and res["flag_details"]["timing_bound"]["trusted_ms"] == pytest.approx(40.0)
-    res = {"flags": [], "flag_details": {}}
-    judge._bound_claims(res, [], 0.2, CHECKS, cpu)
-    assert res["flags"] == ["check_failed"]
+    batch = lambda wall, claim, k=4, counted=True: {"wall_ms": wall * k, "calls": k, "claimed_ms": claim, "counted": counted}
+
+    def bound(*batches):
+        res = {"flags": [], "flag_details": {}}
+        judge._bound_claims(res, list(batches), 0.2, CHECKS, cpu)  # ms per call: round trip, claim
+        return res
+
+    res = bound(batch(2.1, 1.0), batch(250.0, 1.1), batch(2.3, 1.0))
+    assert res["flags"] == [] and res["flag_details"]["timing_bound"]["over_bound"] == 1
+    assert bound(batch(40.2, 0.01), batch(41.0, 0.01), batch(40.5, 0.02))["flags"] == ["timer_tampered"]
+    whitewash = bound(batch(40.0, 800.0, counted=False), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
+    assert whitewash["flags"] == ["timer_tampered"] and whitewash["flag_details"]["timing_bound"]["over_round_trip"] == 1
+    plausible_first = bound(batch(40.0, 39.0), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
+    assert plausible_first["flags"] == ["timer_tampered"]
+    assert bound(batch(40.0, 39.0), batch(40.2, 39.5), batch(40.5, 10.0), batch(40.1, 39.0))["flags"] == []
+    assert bound(batch(2.0, 1.0, counted=False))["flags"] == ["check_failed"]
+    assert bound()["flags"] == ["check_failed"]
 
 
 def test_perturbed_weights_move_the_weights_and_keep_the_problems_constants():

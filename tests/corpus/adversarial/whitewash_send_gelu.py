@@ -1,0 +1,33 @@
+"""Honest erf GELU whose reported times are rewritten in the channel's send(): the first timed batch (warm-up, never
+counted) over-claims 20x and every later batch under-claims 4x. When only the batch most in the candidate's favour
+decided the timing bound, the over-claimed one satisfied it and the record said ok at 5x (red team, 2026-12-02).
+A claim over the batch's whole round trip is impossible, and most batches under the bound are too many.
+Problem: v3/level1/26_GELU_
+Verdict: rejected [timer_tampered]
+"""
+import math
+import sys
+
+import torch
+import torch.nn as nn
+
+_ch = sys.modules.get("kb_data.harness" + ".channel")
+_state = {"timed": 0}
+if _ch is not None:
+    _orig = getattr(_ch, "se" + "nd")
+
+    def _wrapped(sock, msg, fds=()):
+        calls = msg.get("calls") if isinstance(msg, dict) else None
+        if isinstance(calls, list) and calls and all(isinstance(c, dict) and "ms" in c for c in calls):
+            _state["timed"] += 1
+            factor = 20.0 if _state["timed"] == 1 else 0.25
+            for c in calls:
+                c["ms"] = float(c["ms"]) * factor
+        return _orig(sock, msg, fds)
+
+    setattr(_ch, "se" + "nd", _wrapped)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0))))
