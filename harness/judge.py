@@ -27,6 +27,7 @@ from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
+MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
 BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
@@ -203,7 +204,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
-    stale, i, batches = None, 0, 0
+    stale, i, batches, fp64_due = None, 0, 0, []
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; off-distribution inputs on a degenerate problem)
     kinds = ["fp64"] + (["off"] if ctx.get("degenerate") else [])
@@ -281,12 +282,15 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     ctx["timed_off"] = (ok, why, outs, inputs, t["rng"])
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
-            elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]):
-                errors = _fp64_errors(ref, outs, inputs, t["rng"], ctx["rebuild"])
-                if isinstance(errors, list):
-                    ctx.setdefault("timed_fp64", []).extend(errors)
+            elif kind == "fp64" and ok and len(fp64_due) < MAX_TIMED_FP64 and _fp64_feasible(inputs, ctx["precision"]):
+                fp64_due.append((outs, inputs, t["rng"]))
         del calls
         i, batches = i + k, batches + 1
+    for outs, inputs, rng in fp64_due:  # after the loop: a longer pause after one batch would say where a check fell
+        errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
+        if isinstance(errors, list):
+            ctx.setdefault("timed_fp64", []).extend(errors)
+    del fp64_due
     if stale:
         flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")
     cand_t = timing.Timing(cand_batches, device.type, cand_flush)

@@ -166,6 +166,35 @@ def test_the_candidate_never_receives_a_seed(monkeypatch):
     assert not leaked, leaked
 
 
+def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
+    """The float64 comparison of the timed call that was secretly a check runs once the timed loop is over: done
+    after its batch, it lengthened the pause before the next request, and the red team's candidate found where the
+    check fell and computed in float16 from then on (2026-12-02, ok 4 times in 4 on LayerNorm)."""
+    from kb_data.harness import channel
+    from kb_data.rules import rules_for, with_checks
+
+    events = []
+    real_send, real_fp64 = channel.send, judge_mod._fp64_errors
+
+    def send(sock, msg, fds=()):
+        events.append(msg.get("cmd") if isinstance(msg, dict) else None)
+        return real_send(sock, msg, fds)
+
+    monkeypatch.setattr(channel, "send", send)
+    monkeypatch.setattr(judge_mod, "_fp64_errors", lambda *a: (events.append("fp64"), real_fp64(*a))[1])
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
+           "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",
+           "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30,
+           "trials": 40, "warmup": 1, "pair_reference": True, "max_batch": 4}
+    res = judge_mod.judge(job)
+    assert res["status"] == "ok", res["error"]
+    timed = [n for n, e in enumerate(events) if e == "timed"]
+    timed_fp64 = [n for n, e in enumerate(events) if e == "fp64" and timed[0] < n < timed[-1] + 3]
+    assert len(timed) >= 10, events
+    assert timed_fp64 and all(n > timed[-1] for n in timed_fp64), events
+
+
 def _ints(x) -> set:
     """Every integer in a message, and every run of digits in its strings."""
     import re
