@@ -273,10 +273,7 @@ def test_a_pause_freezes_every_process_of_the_sandbox_those_forked_meanwhile_inc
         if sb.cgroup is None:
             pytest.skip("no cgroup v2 with freezing can be made here: the sandbox stops its processes by uid instead")
         sb.start(_fork_forever(counter))
-        deadline = time.monotonic() + 10
-        while counter.value < 20 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert counter.value >= 20
+        assert _within(30, lambda: counter.value >= 20), counter.value  # a loaded machine starts it slowly
         # the harness waits 1 s for the freeze; a loaded two-core machine may need longer: what is tested is that it
         # happens and holds, not how soon
         assert sb.cgroup.freeze() or _within(10, lambda: "frozen 1" in Path(sb.cgroup.path, "cgroup.events").read_text())
