@@ -61,6 +61,8 @@ class Server:
                 reply = {"ok": False, "status": "runtime_error", "error": _describe(e)}
             reply.setdefault("ok", True)
             reply["tampered"] = self.timing.timer_surface_changes(self.surface)
+            if self.timer is not None and self._timer_state() != self.timer_state:
+                reply["tampered"].append("the timer's L2 flush buffer")
             try:
                 channel.send(self.sock, reply)
             except (OSError, channel.ChannelError, ValueError) as e:
@@ -82,6 +84,13 @@ class Server:
             torch.set_num_threads(int(msg.get("threads") or 1))
         self.timer = self.timing.Timer(self.device, l2_flush=msg.get("l2_flush", True),
                                        flush_bytes=msg.get("l2_flush_bytes"))
+        self.timer_state = self._timer_state()  # what a submission that drops the flush changes (data, not code)
+
+    def _timer_state(self) -> tuple:
+        t = self.timer
+        buf = getattr(t, "flush_buf", None)
+        return (id(t), id(buf), buf.data_ptr() if buf is not None else None, buf.numel() if buf is not None else None,
+                buf.device.type if buf is not None else None)
 
     def cmd_calibrate(self, msg: dict) -> dict:
         """Before any submission exists here: a model that does no work, whose timed calls show the judge what

@@ -27,7 +27,8 @@ from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
-MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most
+MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
+TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the first is always kept)
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
 BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
@@ -207,7 +208,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     stale, i, batches, fp64_due = None, 0, 0, []
     # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; off-distribution inputs on a degenerate problem)
-    kinds = ["fp64"] + (["off"] if ctx.get("degenerate") else [])
+    kinds = ["fp64"] * min(MAX_TIMED_FP64, max(1, trials // 8)) + (["off"] if ctx.get("degenerate") else [])
     positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
     checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
     model = paired_ref if paired_ref is not None else ref
@@ -282,7 +283,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     ctx["timed_off"] = (ok, why, outs, inputs, t["rng"])
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
-            elif kind == "fp64" and ok and len(fp64_due) < MAX_TIMED_FP64 and _fp64_feasible(inputs, ctx["precision"]):
+            elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
+                    not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
                 fp64_due.append((outs, inputs, t["rng"]))
         del calls
         i, batches = i + k, batches + 1
@@ -322,6 +324,13 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
             else:
                 flag(res, "reference_tampered", why)
+
+
+def _nbytes(kept: list) -> int:
+    """Bytes of the tensors in `kept` (nested tuples and lists)."""
+    if isinstance(kept, torch.Tensor):
+        return kept.numel() * kept.element_size()
+    return sum(_nbytes(x) for x in kept) if isinstance(kept, (list, tuple)) else 0
 
 
 def _spread(xs: list) -> list | None:
@@ -439,6 +448,9 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
     before the submission loaded). The reference's flush, in the judge's process, is recorded beside them: on an
     H200 it ran faster than every candidate process's, honest ones included (BENCHMARKS.md), so it is no yardstick."""
     if not t.flush_ms:
+        if calibrated_ms:  # it flushed while calibrating, before the submission loaded
+            flag(res, "timer_tampered", "no L2 flush time came back from the candidate's timed calls, though its "
+                  "calibration flushed")
         return
     cand = statistics.median(t.flush_ms)
     ref = statistics.median(t_ref.flush_ms) if t_ref is not None and t_ref.flush_ms else None
@@ -448,4 +460,8 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
         flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
               f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded: work "
               "of forward on another stream ran during it")
+    if calibrated_ms and cand < rules["flush_floor_share"] * calibrated_ms:
+        flag(res, "timer_tampered", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
+              f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration: it did not flush the cache as "
+              "calibrated, so its calls found their inputs in cache")
 

@@ -59,6 +59,7 @@ CHECKS = {
     "timing_bound_margin_ms": 1.0,
     "timing_bound_margin_ms_cpu": 10.0,
     "timing_bound_batch_share": 0.5,
+    "flush_floor_share": 0.5,
     "reference_slowdown_limit": 3.0,
     "reference_slowdown_min_ms": 0.1,
     "reference_slowdown_min_ms_cpu": 10.0,

@@ -30,7 +30,8 @@ SCHEMA_VERSION = "1.8"  # 1.1: timing_method on baselines and run records; 1.2: 
 # 1.6: the side-stream flush check's bound and the CPU's timing margins in the rules (flush_slowdown,
 # flush_slowdown_min_ms, timing_bound_margin_ms_cpu, reference_slowdown_min_ms_cpu); 1.7: how weights are perturbed
 # (weights_perturbation) and which buffers are the problem's constants (constant_buffer_numel); 1.8: the share of
-# timed batches that may exceed the timing bound (timing_bound_batch_share)
+# timed batches that may exceed the timing bound (timing_bound_batch_share) and the shortest flush believed
+# (flush_floor_share)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -142,6 +143,7 @@ RULES = pa.struct([
                                      # problem's constants (filter taps, colour matrices), never perturbed
     ("timing_bound_batch_share", F64),  # timer_tampered when more than this share of the counted batches exceed the
                                         # bound (each such batch is timed at the bound's floor in any case)
+    ("flush_floor_share", F64),      # a candidate's L2 flush under this share of its calibration's did not flush
 ])
 
 
