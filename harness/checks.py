@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kb_data.harness import channel, timing
+from kb_data.harness import build, channel, timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _rel_change, clone_inputs, compare,
                                        degenerate_reason)
@@ -99,9 +99,19 @@ _CUDA_KERNEL_DEF = re.compile(r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)
 _TRITON_KERNEL_DEF = re.compile(r"@triton\.jit\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def\s+(\w+)")
 
 
-def declared_kernels(code: str) -> frozenset[str]:
-    """Names of the GPU kernels a submission's source defines: CUDA `__global__` functions and `@triton.jit` ones."""
-    return frozenset(_CUDA_KERNEL_DEF.findall(code)) | frozenset(_TRITON_KERNEL_DEF.findall(code))
+def declared_kernels(code: str, built: bytes | None = None) -> frozenset[str]:
+    """Names of the GPU kernels a submission's source defines: CUDA `__global__` functions (with `built`, the bytes
+    of its compiled extensions, only those whose name is in them: a name in a comment or an unused string is no
+    kernel) and `@triton.jit` ones, as "triton:<name>"."""
+    cuda = {n for n in _CUDA_KERNEL_DEF.findall(code) if built is None or n.encode() in built}
+    return frozenset(cuda) | frozenset(f"triton:{n}" for n in _TRITON_KERNEL_DEF.findall(code))
+
+
+def own_kernels(job: dict) -> frozenset[str]:
+    """The kernels the submission being graded defines, its CUDA ones checked against its build."""
+    path = build.cached(job["build_key"], job.get("build_cache_root")) if job.get("build_key") else None
+    built = b"".join(f.read_bytes() for f in sorted(path.rglob("*.so"))) if path else b""
+    return declared_kernels(job["submission_code"], built)
 
 
 def kernel_base_name(kernel: str) -> str:
@@ -115,13 +125,16 @@ def library_kernel(kernel: str, own: frozenset[str] = frozenset()) -> bool:
     name carries what only a framework or vendor kernel carries."""
     if VENDOR_KERNEL_RE.search(kernel):
         return True
-    return bool(FRAMEWORK_KERNEL_RE.search(kernel)) and kernel_base_name(kernel) not in own
+    base = kernel_base_name(kernel)
+    # a Triton kernel's name is bare: a templated or typed name is not one, whatever Python function shares it
+    mine = base in own or (f"triton:{base}" in own and not any(c in kernel for c in "(<"))
+    return bool(FRAMEWORK_KERNEL_RE.search(kernel)) and not mine
 
 
 def dynamic_checks(cand, mod, ref, state, rules, device, precision, atol, rtol, res, ctx, job) -> None:
     checks = [
         ("profile", job.get("require_custom_kernel", True),
-         lambda: profile_checks(cand, mod, ref, rules, device, precision, res, ctx, declared_kernels(job["submission_code"]))),
+         lambda: profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own_kernels(job))),
         ("constant", True, lambda: constant_check(res, ctx, rules)),
         ("degenerate", True, lambda: degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx)),
         ("fp64", job.get("check_fp64", True), lambda: precision_check(cand, mod, ref, rules, device, precision, res, ctx)),

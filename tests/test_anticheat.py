@@ -130,7 +130,13 @@ def mm_kernel(a_ptr, n, BLOCK: tl.constexpr):
     pass
 ''')
     own = declared_kernels(code)
-    assert own == {"sgemm_tiled", "elementwise_kernel", "ampere_sgemm_128x64_nn", "softmax_warp_forward", "mm_kernel"}
+    assert own == {"sgemm_tiled", "elementwise_kernel", "ampere_sgemm_128x64_nn", "softmax_warp_forward", "triton:mm_kernel"}
+    # compiled: a CUDA name only counts where the build holds it (red team: a name in a comment made a cuDNN kernel
+    # the submission's own); a Triton name only for a bare kernel name
+    assert declared_kernels(code, built=b"..._Z11sgemm_tiledILi64EEvPKfPf...") == {"sgemm_tiled", "triton:mm_kernel"}
+    assert library_kernel("void implicit_convolve_sgemm<float, 1024>(int)", declared_kernels(
+        "// __global__ void implicit_convolve_sgemm(\n", built=b""))
+    assert library_kernel("void sgemm_tiled<64>(float const*, float*)", frozenset({"triton:sgemm_tiled"}))
     mine = {"void sgemm_tiled<64>(float const*, float*)", "elementwise_kernel(float*)", "mm_kernel"}
     assert not any(library_kernel(k, own) for k in mine)
     assert all(library_kernel(k) for k in mine - {"mm_kernel"})  # the same names, not defined by the submission
