@@ -82,19 +82,18 @@ PRECISION_FLOOR_SCALE = {"fp32": 1.0, "fp16": 100.0, "bf16": 400.0}
 
 
 REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
-# Kernels from the framework itself or a vendor library: a candidate that launches only these wrote no kernel.
-FRAMEWORK_KERNEL_RE = re.compile(
-    r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|sgemm|hgemm|gemv2|gemmSN|gemmk1|splitKreduce|"
-    r"implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|flash_fwd|fmha|pytorch_flash|"
-    r"triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|elementwise_kernel|reduce_kernel|CatArrayBatchedCopy|"
-    r"cutensor|cusparse|curand|indexSelect|gatherTopK|radixSort|bitonicSort|^void \(anonymous namespace\)::", re.I)
-# The part of those names no kernel of the submission's own can carry, whatever it declares: a framework namespace,
-# a vendor library's own words or its architecture-prefixed kernel names (sgemm, elementwise_kernel, pool are
-# names an agent gives its own kernels too).
+# Kernels from the framework itself or a vendor library (library_kernel): a candidate that launches only these wrote
+# no kernel. The names no kernel of the submission's own can carry, whatever it declares: a framework namespace, a
+# vendor library's own words or its architecture-prefixed kernel names ...
 VENDOR_KERNEL_RE = re.compile(
     r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|gemv2|gemmSN|gemmk1|splitKreduce|flash_fwd|fmha|"
     r"pytorch_flash|triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|cutensor|cusparse|curand|"
     r"^(void )?(ampere|hopper|volta|turing|maxwell|sm\d+)_|^void \(anonymous namespace\)::", re.I)
+# ... and the names of library kernels that an agent gives its own kernels too (a library's unless the submission
+# defines the kernel)
+FRAMEWORK_NAME_RE = re.compile(
+    r"sgemm|hgemm|implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|elementwise_kernel|"
+    r"reduce_kernel|CatArrayBatchedCopy|indexSelect|gatherTopK|radixSort|bitonicSort", re.I)
 _CUDA_KERNEL_DEF = re.compile(r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|[\w:<>*&]+)\s*)*?(?!__launch_bounds__)(\w+)\s*\(")
 _TRITON_KERNEL_DEF = re.compile(r"@triton\.jit\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def\s+(\w+)")
 
@@ -128,7 +127,7 @@ def library_kernel(kernel: str, own: frozenset[str] = frozenset()) -> bool:
     base = kernel_base_name(kernel)
     # a Triton kernel's name is bare: a templated or typed name is not one, whatever Python function shares it
     mine = base in own or (f"triton:{base}" in own and not any(c in kernel for c in "(<"))
-    return bool(FRAMEWORK_KERNEL_RE.search(kernel)) and not mine
+    return bool(FRAMEWORK_NAME_RE.search(kernel)) and not mine
 
 
 def dynamic_checks(cand, mod, ref, state, rules, device, precision, atol, rtol, res, ctx, job) -> None:

@@ -201,8 +201,6 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
     min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
     claims, ref_times, cand_flush, ref_flush, bounds = [], [], [], [], []
-    slack = rules["timing_bound_slack"]
-    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches, fp64_due = None, 0, 0, []
@@ -252,15 +250,15 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
                     t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
-                bound = {"wall_ms": wall, "calls": k, "claimed_ms": statistics.fmean(t["ms"] for t in calls),
-                         "counted": any(t["i"] >= warmup for t in calls)}
+                bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
+                                     any(t["i"] >= warmup for t in calls), ctx["overhead_ms"], rules, device)
                 bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] != "off"]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
             # a claim under what the judge's clock allows is not believed: the batch is timed at that floor
-            floor = (bound["wall_ms"] / k - ctx["overhead_ms"] - margin) / slack
-            cand_batches.append(max(statistics.fmean(t["ms"] for t in counted), floor))
-            bound["floored"] = cand_batches[-1] == floor
+            claimed = statistics.fmean(t["ms"] for t in counted)
+            bound["floored"] = claimed < bound["floor_ms"]
+            cand_batches.append(max(claimed, bound["floor_ms"]))
             ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
             if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
                 for side, key in (("candidate", "ms"), ("reference", "ref_ms")):
@@ -408,9 +406,19 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     return statistics.median(extra)
 
 
+def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, overhead_ms: float, rules,
+                 device) -> dict:
+    """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
+    work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
+    than timing_bound_slack x and timing_bound_margin_ms under it."""
+    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
+    trusted = wall_ms / calls - overhead_ms
+    return {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
+            "floor_ms": (trusted - margin) / rules["timing_bound_slack"]}
+
+
 def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
-    """The candidate's reported times against the judge's clock. A batch's round trip per call, less what a call
-    costs with no work (calibrated before the submission loaded), is its trusted figure. Every batch is held to it:
+    """The candidate's reported times against the judge's clock (_batch_bound). Every batch is held to it:
     a claim far under it was made up, or the work ran outside the timed interval, and the batch was timed at the
     bound's floor (time_paired); a claim over the round trip itself is impossible. A host that stalls the judge (a
     loaded CI machine) only adds to some round trips, so an honest submission exceeds the bound in few batches:
@@ -421,12 +429,11 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
         return
     slack, share = rules["timing_bound_slack"], rules["timing_bound_batch_share"]
     margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
-    trusted = lambda b: b["wall_ms"] / b["calls"] - overhead_ms
-    over = [b for b in counted if trusted(b) > slack * b["claimed_ms"] + margin]
+    over = [b for b in counted if b["claimed_ms"] < b["floor_ms"]]
     impossible = [b for b in bounds if b["claimed_ms"] * b["calls"] > b["wall_ms"] * 1.01 + OVERCLAIM_MS]
-    worst = max(counted, key=lambda b: trusted(b) - slack * b["claimed_ms"])
+    worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
     res["flag_details"]["timing_bound"] = {
-        "claimed_ms": worst["claimed_ms"], "trusted_ms": trusted(worst), "overhead_ms": overhead_ms, "margin_ms": margin,
+        "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "overhead_ms": overhead_ms, "margin_ms": margin,
         "batches": len(counted), "over_bound": len(over), "floored": sum(bool(b.get("floored")) for b in counted),
         "over_round_trip": len(impossible)}
     if impossible:
@@ -436,7 +443,7 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
     elif len(over) > share * len(counted):
         flag(res, "timer_tampered", f"the judge's clock gives more than x{slack} + {margin:g} ms of the candidate's "
               f"claims in {len(over)} of {len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: "
-              f"{trusted(worst):.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")
+              f"{worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")
 
 
 OVERCLAIM_MS = 0.05  # what the judge's and the candidate's clocks may disagree on a round trip, beyond 1%

@@ -1185,7 +1185,7 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     from kb_data.rules import CHECKS
 
     cpu = torch.device("cpu")
-    batch = lambda wall, claim, k=4, counted=True: {"wall_ms": wall * k, "calls": k, "claimed_ms": claim, "counted": counted}
+    batch = lambda wall, claim, k=4, counted=True: judge._batch_bound(wall * k, k, claim, counted, 0.2, CHECKS, cpu)
 
     def bound(*batches):
         res = {"flags": [], "flag_details": {}}
