@@ -113,8 +113,8 @@ def test_degenerate_reasons_from_samples():
 
 def test_a_kernel_the_submission_defines_is_its_own_even_when_named_like_a_library_one():
     """An honest load_inline GEMM whose kernel is called sgemm_tiled ran no library kernel: it was rejected as
-    calls_reference_ops and no_custom_kernel in all 13 honest CUDA GEMMs of the realistic batch on the H200
-    (2026-12-02). A name the submission defines is its own, unless it carries what only a framework or vendor
+    calls_reference_ops and no_custom_kernel in every honest CUDA GEMM of the realistic batch graded on the H200
+    (2026-12-02: 16 grades, and the 4 naive ones). A name the submission defines is its own, unless it carries what only a framework or vendor
     kernel carries; an undeclared name, or a vendor's own name declared as a decoy, stays the library's."""
     from kb_data.harness.checks import _families, declared_kernels, library_kernel
 

@@ -787,6 +787,25 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     assert res == {"flags": [], "flag_details": {}}
 
 
+def test_a_flush_far_shorter_than_calibrated_or_missing_is_timer_tampered():
+    """A candidate that drops its own timer's L2 flush (red team, 2026-12-02: its calls then found their inputs in
+    cache) reports a flush far under its calibration's, or none: `timer_tampered`. Honest flushes on the H200 stood
+    at 0.78-1.2x their calibration (BENCHMARKS.md)."""
+    from kb_data.harness import judge
+    from kb_data.rules import CHECKS
+
+    def flagged(flush_ms, calib):
+        res = {"flags": [], "flag_details": {}}
+        judge._flush_check(timing.Timing([0.01] * max(1, len(flush_ms)), "cuda", flush_ms=flush_ms), calib, None, res,
+                           CHECKS)
+        return res["flags"]
+
+    assert flagged([0.0031] * 3, 0.0686) == ["timer_tampered"]
+    assert flagged([], 0.0686) == ["timer_tampered"]
+    assert flagged([0.0606] * 3, 0.0780) == [] and flagged([0.0690] * 3, 0.0686) == []
+    assert flagged([], None) == []
+
+
 def test_spread_reports_the_gpu_alone_medians_where_both_rows_have_them(tmp_path, capsys):
     """Rows of schema 1.3 carry the GPU's work alone beside the graded medians; `spread` compares those too, and
     prints their columns only when the files have them."""

@@ -193,6 +193,9 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     timed_fp64 = [n for n, e in enumerate(events) if e == "fp64" and timed[0] < n < timed[-1] + 3]
     assert len(timed) >= 10, events
     assert timed_fp64 and all(n > timed[-1] for n in timed_fp64), events
+    after = events[timed[-1] + 1:]
+    kept = next((n for n, e in enumerate(after) if e != "fp64"), len(after))  # the comparisons right after the loop
+    assert kept == 4, events  # one secret check per eight of the 40 trials, at most four (one passed 2 runs of 3)
 
 
 def _ints(x) -> set:
