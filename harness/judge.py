@@ -422,7 +422,9 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
     a claim far under it was made up, or the work ran outside the timed interval, and the batch was timed at the
     bound's floor (time_paired); a claim over the round trip itself is impossible. A host that stalls the judge (a
     loaded CI machine) only adds to some round trips, so an honest submission exceeds the bound in few batches:
-    timer_tampered needs more than the rule's share of the counted batches, or one impossible claim."""
+    timer_tampered needs more than the rule's share of the counted batches and more than one (a CPU grading of a few
+    trials has a single counted batch, which one stall of a loaded host put over the bound), or one impossible
+    claim."""
     counted = [b for b in bounds if b["counted"]]
     if not counted:
         flag(res, "check_failed", "timing: no timed call came back to bound")
@@ -440,7 +442,7 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
         b = impossible[0]
         flag(res, "timer_tampered", f"the candidate claimed {b['claimed_ms'] * b['calls']:.4g} ms for a batch of "
               f"{b['calls']} timed calls whose whole round trip took {b['wall_ms']:.4g} ms")
-    elif len(over) > share * len(counted):
+    elif len(over) > max(1, share * len(counted)):  # one stall alone is forgiven (its batch is timed at the floor)
         flag(res, "timer_tampered", f"the judge's clock gives more than x{slack} + {margin:g} ms of the candidate's "
               f"claims in {len(over)} of {len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: "
               f"{worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")

@@ -1219,6 +1219,9 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     plausible_first = bound(batch(40.0, 39.0), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
     assert plausible_first["flags"] == ["timer_tampered"]
     assert bound(batch(40.0, 39.0), batch(40.2, 39.5), batch(40.5, 10.0), batch(40.1, 39.0))["flags"] == []
+    single = bound(batch(2.0, 1.0, counted=False), batch(40.0, 1.0))  # one counted batch, stalled: floored, forgiven
+    assert single["flags"] == [] and single["flag_details"]["timing_bound"]["over_bound"] == 1
+    assert bound(batch(40.0, 1.0), batch(41.0, 1.0))["flags"] == ["timer_tampered"]
     assert bound(batch(2.0, 1.0, counted=False))["flags"] == ["check_failed"]
     assert bound()["flags"] == ["check_failed"]
 
