@@ -2,9 +2,9 @@
 # The GPU runs behind BENCHMARKS.md, one step per argument, each bounded by `timeout` and writing its log
 # and results under $OUT (the device tool's output folder; ./h200-out by default). Run from the repo root
 # after `pip install --no-build-isolation --no-deps -e .`. Usage: benchmarks/h200.sh STEP [STEP ...]
-#   gpu-tests  the gpu-marked tests: the harness's (timing checks, calibration, CUDA fault containment), then the
-#              anti-cheat corpus on the real problems; -s prints each verdict as it comes, so a run cut short still
-#              shows what it graded
+#   gpu-tests  the gpu-marked tests: the anti-cheat corpus on the real problems, then the harness's (timing checks,
+#              calibration, CUDA fault containment), which use CUDA in the test process (torch.compile in a candidate
+#              then fails: BENCHMARKS.md); -s prints each verdict as it comes, so a run cut short still shows them
 #   gpu-corpus every GPU corpus entry (adversarial and honest) on the real problems, without the slower harness tests
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
@@ -36,7 +36,7 @@
 #   scale      `kb eval --batch` on 4, 2 and 1 GPUs (30 submissions per GPU): throughput and per-GPU counts
 #   batch      the realistic batch (#23, benchmarks/realistic_batch.py: ~100 submissions over 31 v3 problems, most
 #              load_inline CUDA): one `kb eval --batch` per arm of $BATCH_ARMS (default "cold:2 warm:1 warm:2": cache
-#              state and --workers) in $BATCH_DIR (default ./.kb-batch), builds cached under $KB_BUILD_CACHE (default
+#              state, --workers and, with a third field "fresh", --fresh-judge) in $BATCH_DIR (default ./.kb-batch), builds cached under $KB_BUILD_CACHE (default
 #              ./.kb-builds; both kept while the machine is; cold empties the cache), each arm resumable and bounded by $ARM_TIMEOUT; then the summary of every arm
 #   audit      `kb audit` of the GPU corpus in upstream's layout (70 solutions, benchmarks/audit_corpus.py), every
 #              verdict checked against the corpus; the report is $OUT/audit/report/index.html
@@ -46,7 +46,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 for step in "$@"; do
     case $step in
-    gpu-tests) timeout "${TESTS_TIMEOUT:-540}" python -m pytest -m gpu tests/test_harness.py tests/test_anticheat.py -s -v \
+    gpu-tests) timeout "${TESTS_TIMEOUT:-540}" python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -s -v \
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
     gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "corpus_gpu" -s -v \
                     -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_corpus.log" 2>&1 ;;
@@ -56,10 +56,11 @@ for step in "$@"; do
     batch) b=${BATCH_DIR:-$PWD/.kb-batch}; export KB_BUILD_CACHE=${KB_BUILD_CACHE:-$PWD/.kb-builds}
            [ -f "$b/manifest.jsonl" ] || python benchmarks/realistic_batch.py build "$b" > "$OUT/batch.log" 2>&1
            for arm in ${BATCH_ARMS:-cold:2 warm:1 warm:2}; do
-               w=${arm#*:}; run="$b/run_${arm/:/_w}"
-               [ "${arm%%:*}" = cold ] && [ ! -f "$run/records.jsonl" ] && rm -rf "$KB_BUILD_CACHE"
+               IFS=: read -r cache w judge <<< "$arm"; run="$b/run_${cache}_w${w}${judge:+_$judge}"
+               [ "$cache" = cold ] && [ ! -f "$run/records.jsonl" ] && rm -rf "$KB_BUILD_CACHE"
                t0=$(date +%s)
-               timeout "${ARM_TIMEOUT:-540}" kb eval --batch "$b/manifest.jsonl" --workers "$w" --out "$run" >> "$OUT/batch.log" 2>&1
+               timeout "${ARM_TIMEOUT:-540}" kb eval --batch "$b/manifest.jsonl" --workers "$w" --out "$run" \
+                   ${judge:+--fresh-judge} >> "$OUT/batch.log" 2>&1
                python -c "import json,sys; p=sys.argv[1]+'/wall.json'; import os; o=json.load(open(p)) if os.path.exists(p) else {'wall_s':0}; o['wall_s']+=float(sys.argv[2]); o['what']=sys.argv[3]; json.dump(o,open(p,'w'))" \
                    "$run" "$(( $(date +%s) - t0 ))" "$arm"
            done

@@ -36,8 +36,12 @@ class BaselineIndex:
     def __init__(self, rows: list[dict]):
         self.rows: dict[tuple[str, str], list[dict]] = {}
         for r in rows:
-            if r.get("status", "ok") == "ok" and r.get("baseline_ms") is not None and r.get("source", "measured") == "measured":
-                self.rows.setdefault((r["problem_id"], r["gpu"]), []).append(r)
+            self.add(r)
+
+    def add(self, r: dict) -> None:
+        """Index a row (one measured in this batch, say); rows that failed or were not measured are left out."""
+        if r.get("status", "ok") == "ok" and r.get("baseline_ms") is not None and r.get("source", "measured") == "measured":
+            self.rows.setdefault((r["problem_id"], r["gpu"]), []).append(r)
 
     def lookup(self, problem_id: str, gpu: str, torch_version: str | None = None,
                timing_method: str | None = None) -> dict | None:

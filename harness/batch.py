@@ -148,7 +148,7 @@ class RecordSink:
 
 def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
     """(job, problem, code, model) for every job not finished yet and not already queued (a manifest that
-    names one submission twice grades it once)."""
+    names one submission twice grades it once), each problem's together in the order problems first appear."""
     todo, queued = [], set()
     for job in jobs:
         model = job.model or options.model
@@ -168,7 +168,10 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
             continue
         queued.add(key)
         todo.append((job, problem, code, model))
-    return todo
+    first = {}
+    for _job, problem, _code, _model in todo:
+        first.setdefault(problem.problem_id, len(first))
+    return sorted(todo, key=lambda t: first[t[1].problem_id])  # a problem's jobs together: its judge stays warm
 
 
 def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Options | None = None,
@@ -211,15 +214,22 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
 
 
 def run_pool(todo, devices: list[str], options: Options, baselines, on_record, on_built=None) -> list[str]:
-    """One thread per device, each grading jobs from a shared queue in isolated children, while the build stage
+    """One thread per device, each grading jobs from a shared queue in its judge process (kept between jobs of one
+    problem when `options.resident_judge`: the queue is ordered by problem), while the build stage
     compiles the queued submissions' extensions ahead of them, several at once (prebuild): a grade then takes its
     build from the cache, or waits for the one under way, and the GPU does not wait for a compiler while built work
     is queued. grade() never raises for a bad submission; where the harness itself fails on a job, the job gets no
     record (a resumed batch grades it again), the others go on, and the failures come back as messages."""
+    options = replace(options, resident_judge=options.resident_judge is not False)
+    baselines = baselines if baselines is not None else BaselineIndex([])
+
     def grade_on(device: str, item):
         job, problem, code, model = item
-        return grade(problem, code, name=job.submission, options=replace(options, device=device, model=model),
-                     baselines=baselines)
+        rec, base = grade(problem, code, name=job.submission, options=replace(options, device=device, model=model),
+                          baselines=baselines)
+        if base is not None:  # measured once: the problem's next submissions use it (and keep their judge warm)
+            baselines.add(base.to_row())
+        return rec, base
 
     failures = []
     with prebuild(todo, devices[0], options, on_built), closing(map_per_device(devices, todo, grade_on)) as results:

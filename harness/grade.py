@@ -28,9 +28,9 @@ from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
 from kb_data.harness import build
-from kb_data.harness.judge import judge
+from kb_data.harness.judge import judge, preparation_key
 from kb_data.harness.sandbox import resolve_level
-from kb_data.harness.worker import cuda_device, cuda_devices, device_lock, run_isolated
+from kb_data.harness.worker import cuda_device, cuda_devices, device_lock, run_isolated, thread_resident
 
 DEFAULT_TIMEOUT_S = 600.0
 JUDGE_GRACE_S = 120.0          # the judge ends a slow submission itself; the worker's own limit is a backstop
@@ -57,6 +57,8 @@ class Options:
     sandbox: str = "auto"                  # auto | strict | strong | process | none (kb_data.harness.sandbox)
     memory_limit_gb: float | None = None   # host memory of the submission's processes (default: sized by the problem)
     progress: bool = False                 # say each stage on stderr as it starts, and the stage times at the end
+    resident_judge: bool | None = None     # keep the thread's judge process and its prepared reference between jobs
+                                           # of one problem (None: in batches and training loops, not for one grade)
     trials: int | None = None              # override the rules (tests, quick runs)
     warmup: int | None = None
     run_dir: str | None = None
@@ -167,7 +169,11 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         return _finish(rec, {**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
                              "wall_s": built.get("build_s")}, opt, device), None
     with device_lock(device):
-        result = run_isolated(judge, job, opt.timeout_s + JUDGE_GRACE_S)
+        if opt.resident_judge:
+            result = thread_resident(judge).submit({**job, "resident": True}, opt.timeout_s + JUDGE_GRACE_S,
+                                                   key=preparation_key(job))
+        else:
+            result = run_isolated(judge, job, opt.timeout_s + JUDGE_GRACE_S)
     for k in ("build_s", "build_wait_s"):
         if built.get(k) is not None:
             result.setdefault("stage_s", {})[k[:-2]] = built[k]

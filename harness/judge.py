@@ -9,6 +9,8 @@ its replies are validated field by field, and the times it reports are bounded b
 """
 from __future__ import annotations
 
+import gc
+import json
 import secrets
 import statistics
 
@@ -45,22 +47,35 @@ def judge(job: dict) -> dict:
         res["status"], res["error"] = s.status, s.message
     except SandboxUnavailable as e:
         res["status"], res["error"] = "runtime_error", f"sandbox: {e}"
+        _retire(res)
     except torch.cuda.OutOfMemoryError as e:
         res["status"], res["error"] = "runtime_error", f"CUDA out of memory in the judge: {str(e).splitlines()[0]}"
+        _retire(res)
     except ChannelError as e:  # a reply that fails validation: the candidate's doing
         res["status"], res["error"] = "rejected", f"the candidate's reply was invalid: {e}"
     except Exception as e:  # a judge-side failure caused by what the candidate left behind
         res["status"], res["error"] = "runtime_error", f"judge: {type(e).__name__}: {_first_lines(e)}"
+        _retire(res)
     finally:
         cand = res.pop("_candidate", None)
         if cand is not None:
             t0 = timing._perf_counter()
             cand.close(res)
             res["stage_s"]["sandbox_close"] = timing._perf_counter() - t0
+        if job.get("resident"):  # this job's tensors, returned to the GPU for the next candidate
+            gc.collect()
+            if torch.cuda.is_initialized():
+                torch.cuda.empty_cache()
     if res["status"] is None:
         res["status"] = "ok"
     res["flags"] = sorted(set(res["flags"]))
     return res
+
+
+def _retire(res: dict) -> None:
+    """A failure of the judge's own: a resident judge forgets its prepared reference and ends after this job."""
+    _warm.clear()
+    res["retire"] = True
 
 
 def _judge(job: dict, res: dict):
@@ -69,27 +84,7 @@ def _judge(job: dict, res: dict):
     # forked before this process touches CUDA (the child initialises its own context); the submission loads later
     cand = Candidate(job, res)
     res["_candidate"] = cand
-    res["versions"] = versions()  # after the fork: importing Triton may touch the CUDA driver
-    if device.type == "cuda":
-        use_gpu(device, res)
-    else:
-        torch.set_num_threads(cpu_threads())  # judge and candidate each get half the cores: neither waits for the other
-    try:
-        mod = exec_problem_code(job["problem_code"], job["problem_id"])
-    except ProblemError as e:
-        raise Stage("runtime_error", f"the problem failed to load: {e}")
-    try:
-        ref = build_reference(mod, rules, device, job.get("init_seed", 0))
-    except Exception as e:
-        raise Stage("runtime_error", f"the reference failed to build: {type(e).__name__}: {_first_lines(e)}")
-    specs = _input_specs(mod)
-    published = precision_class(next((str(x.dtype) for x in specs if isinstance(x, torch.Tensor)), None), rules)
-    stage("setup")
-    if job.get("measure_baseline"):
-        res["baseline"] = measure_baseline(mod, ref, rules, device, job)
-        stage("baseline")
-    paired_ref = paired_reference(mod, ref, rules, device, job, res)
-    stage("reference_alone")
+    mod, ref, paired_ref, published = _prepared(job, res, device, stage)
 
     seeds = list(rules["seeds"]) + ([draw_seed()] if rules["secret_seed"] else [])
     first = make_inputs(mod, seeds[0], device)
@@ -143,6 +138,63 @@ def _judge(job: dict, res: dict):
     if cand.tampered:
         flag(res, "timer_tampered", f"the candidate's process replaced {', '.join(cand.tampered[:8])}")
     return cand
+
+
+# A resident judge (worker.Resident) grades job after job of one problem: what `_prepared` made for the first is
+# kept here and serves the next ones (the reference's weights restored first), unless its key differs.
+_warm: dict = {}
+PER_SUBMISSION = ("submission_code", "submission_name", "build_key", "arch", "build_cache_root", "timeout_s",
+                  "memory_limit_bytes", "sandbox_level", "require_custom_kernel", "check_fp64", "resident")
+
+
+def preparation_key(job: dict) -> str:
+    """What the prepared reference depends on: the job without the fields that only concern the submission."""
+    return json.dumps({k: v for k, v in job.items() if k not in PER_SUBMISSION}, sort_keys=True, default=str)
+
+
+def _prepared(job: dict, res: dict, device, stage) -> tuple:
+    """The problem's module, its reference (weights as built), the model timed beside the candidate and the
+    suite's published tolerance class: made here, or taken from this resident judge's last job of the same key
+    (a job that measures the baseline always makes its own)."""
+    rules, key = job["rules"], preparation_key(job)
+    res["versions"] = versions()  # after the fork: importing Triton may touch the CUDA driver
+    if device.type == "cuda":
+        use_gpu(device, res)
+    else:
+        torch.set_num_threads(cpu_threads())  # judge and candidate each get half the cores: neither waits for the other
+    if _warm.get("key") == key and not job.get("measure_baseline"):
+        w = _warm
+        w["ref"].load_state_dict(w["state"])  # an earlier job's secret weights were loaded in place
+        res.update(w["res"])
+        if w["paired_failed"]:
+            res["flag_details"]["paired_reference"] = w["paired_failed"]
+        w["jobs"] += 1
+        res["flag_details"]["judge"] = f"resident: the reference was prepared {w['jobs'] - 1} job(s) earlier"
+        stage("setup")
+        return w["mod"], w["ref"], w["paired"], w["published"]
+    _warm.clear()
+    try:
+        mod = exec_problem_code(job["problem_code"], job["problem_id"])
+    except ProblemError as e:
+        raise Stage("runtime_error", f"the problem failed to load: {e}")
+    try:
+        ref = build_reference(mod, rules, device, job.get("init_seed", 0))
+    except Exception as e:
+        raise Stage("runtime_error", f"the reference failed to build: {type(e).__name__}: {_first_lines(e)}")
+    specs = _input_specs(mod)
+    published = precision_class(next((str(x.dtype) for x in specs if isinstance(x, torch.Tensor)), None), rules)
+    stage("setup")
+    if job.get("measure_baseline"):
+        res["baseline"] = measure_baseline(mod, ref, rules, device, job)
+        stage("baseline")
+    paired_ref = paired_reference(mod, ref, rules, device, job, res)
+    stage("reference_alone")
+    if job.get("resident") and not job.get("measure_baseline"):
+        _warm.update(key=key, mod=mod, ref=ref, paired=paired_ref, published=published, jobs=1,
+                     state={k: v.detach().clone() for k, v in ref.state_dict().items()},
+                     res={k: res[k] for k in ("ref_alone_ms", "ref_paired_type") if k in res},
+                     paired_failed=res["flag_details"].get("paired_reference"))
+    return mod, ref, paired_ref, published
 
 
 def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx, first) -> bool:

@@ -64,6 +64,12 @@ def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None =
 
 
 def _stream(todo, devices, options, baselines, sink) -> Iterator[tuple[int, RunRecord]]:
+    options = replace(options, resident_judge=options.resident_judge is not False)
+    first = {}
+    for _i, problem, _source in todo:
+        first.setdefault(problem.problem_id, len(first))
+    todo = sorted(todo, key=lambda t: first[t[1].problem_id])  # a problem's rollouts together: its judge stays warm
+
     def grade_on(device: str, item):
         i, problem, source = item
         rec, base = grade(problem, source, name=f"submission_{i}.py", options=replace(options, device=device),

@@ -240,6 +240,7 @@ class Sandbox:
         self.cgroup = _Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
         self.pid: int | None = None
         self.exit_code: int | None = None
+        self._spawner: Spawner | None = None
         self.sock: socket.socket | None = None
         self.peak_rss = 0
         self.memory_exceeded: str | None = None
@@ -251,10 +252,11 @@ class Sandbox:
         self.log_path = self.base / "log"
 
     # -- starting ---------------------------------------------------------
-    def start(self, serve) -> None:
-        """Fork the sandboxed process and run `serve(sock)` in it. Forked, not exec'd: it inherits an imported
-        torch (no CUDA yet: the caller must not have initialised it) and starts in milliseconds. It keeps no
-        other file descriptor of the caller's and dies with it."""
+    def start(self, serve, spawner: "Spawner | None" = None) -> None:
+        """Fork the sandboxed process and run `serve(sock)` in it: from this process, or from `spawner` (a fork of it
+        made earlier, for a caller that has initialised CUDA since). Forked, not exec'd: it inherits an imported torch
+        (no CUDA: a process that has initialised it cannot fork a child that uses it) and starts in milliseconds. It
+        keeps no other file descriptor of the caller's and dies with its parent."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "inner_work": "/tmp" if self.level == "strong" else str(self.work),
@@ -263,30 +265,23 @@ class Sandbox:
                          **self.extra_env},
                  "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
                             "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes}}
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            code = 70
+        if spawner is not None:
             try:
-                parent.close()
-                _child_main(setup, child, serve)
-                code = 0
-            except BaseException as e:  # the judge sees the channel close; the log says why
-                try:
-                    os.write(2, f"sandbox: {type(e).__name__}: {e}\n".encode())
-                except OSError:
-                    pass
+                self.pid = spawner.spawn(setup, child)
             finally:
-                os._exit(code)
-        child.close()
-        self.pid, self.sock = pid, parent
+                child.close()
+            self._spawner, self.sock = spawner, parent
+        else:
+            self.pid, self.sock = _fork_sandbox(setup, child, serve, close=parent), parent
         self._watch = threading.Thread(target=self._watch_memory, daemon=True)
         self._watch.start()
 
     def alive(self) -> bool:
         if self.pid is None or self.exit_code is not None:
             return False
+        if self._spawner is not None:
+            self.exit_code = self._spawner.exit_code(self.pid)
+            return self.exit_code is None
         try:
             done, status = os.waitpid(self.pid, os.WNOHANG)
         except ChildProcessError:
@@ -406,6 +401,118 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:
+    """Fork the sandboxed process (`_child_main` then `serve`); its pid. `close`: a socket the child must not keep."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            if close is not None:
+                close.close()
+            _child_main(setup, sock, serve)
+            code = 0
+        except BaseException as e:  # the judge sees the channel close; the log says why
+            try:
+                os.write(2, f"sandbox: {type(e).__name__}: {e}\n".encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+    sock.close()
+    return pid
+
+
+class Spawner:
+    """A fork of the judge made before it touches CUDA, that forks its sandboxes for it: a judge that stays up
+    across jobs (worker.Resident) has a CUDA context from its second job on, and a process with one cannot fork a
+    child that uses CUDA. It is the sandboxes' parent (it reaps them and reports their exit codes), dies with the
+    judge, and takes nothing but the setup and the channel's end over its own socket. One per process and `serve`."""
+
+    _made: dict = {}
+
+    @classmethod
+    def of(cls, serve) -> "Spawner":
+        """This process's spawner for `serve`, made now if it has none (or a dead one): call it before CUDA is
+        initialised here."""
+        have = cls._made.get(serve)
+        if have is None or have.owner != os.getpid() or not have.running():
+            cls._made[serve] = have = cls(serve)
+        return have
+
+    def __init__(self, serve):
+        from kb_data.harness import channel
+
+        self._channel, self.owner, self._lock = channel, os.getpid(), threading.Lock()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mine.close()
+                self._serve_forks(theirs, serve)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.pid, self.sock = pid, mine
+
+    def running(self) -> bool:
+        try:
+            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+        except ChildProcessError:
+            return False
+
+    def spawn(self, setup: dict, sock: socket.socket) -> int:
+        """Fork a sandboxed process that runs `_child_main(setup, sock, serve)`; its pid."""
+        return self._ask({"cmd": "spawn", "setup": setup}, [sock.fileno()])["pid"]
+
+    def exit_code(self, pid: int) -> int | None:
+        """None while `pid` (one of its sandboxes) runs, else its exit code (negative: the signal); a dead spawner's
+        sandboxes died with it."""
+        try:
+            return self._ask({"cmd": "status", "pid": pid})["code"]
+        except (OSError, self._channel.ChannelError):
+            return -signal.SIGKILL
+
+    def _ask(self, msg: dict, fds: list[int] = ()) -> dict:
+        with self._lock:
+            try:
+                self._channel.send(self.sock, msg, fds)
+                return self._channel.recv(self.sock, timeout_s=60)
+            except self._channel.ChannelError as e:
+                raise SandboxUnavailable(f"the sandbox spawner does not answer ({e})") from None
+
+    def _serve_forks(self, sock: socket.socket, serve) -> None:
+        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != self.owner:
+            return
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 16)
+        codes: dict[int, int] = {}
+        while True:
+            fds: list[int] = []
+            try:
+                msg = self._channel.recv(sock, fds=fds)
+            except self._channel.ChannelError:
+                return  # the judge is gone
+            if msg["cmd"] == "spawn":
+                pid = _fork_sandbox(msg["setup"], socket.socket(fileno=fds[0]), serve, close=sock)
+                self._channel.send(sock, {"pid": pid})
+                continue
+            pid = msg["pid"]
+            if pid not in codes:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        codes[pid] = os.waitstatus_to_exitcode(status)
+                except ChildProcessError:
+                    codes[pid] = 0  # not one of its children (any more)
+            self._channel.send(sock, {"code": codes.get(pid)})
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from kb_data.harness import candidate, channel, timing
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
-from kb_data.harness.sandbox import Limits, Sandbox
+from kb_data.harness.sandbox import Limits, Sandbox, Spawner
 from kb_data.io import lock_dir
 
 
@@ -44,7 +44,7 @@ class Candidate:
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
             res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid,
                                                                           job["build_cache_root"]) else "miss"
-        self.sb.start(candidate.serve)
+        self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made in a judge's first job, before CUDA
         self.arena = channel.SlotArena(self.device)
         self.tampered: list[str] = []
         self._pids = None

@@ -35,22 +35,32 @@ def context():
     return _ctx
 
 
-def _child(run, job: dict, conn, log_path: str) -> None:
+def _child(run, jobs, results, log_path: str) -> None:
     # Submission output goes to a log, not the parent's terminal; the parent keeps its tail for errors.
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
-    if job.get("cuda_visible_devices") is not None:  # the forkserver may predate this job's GPU assignment
-        os.environ["CUDA_VISIBLE_DEVICES"] = job["cuda_visible_devices"]
-    try:
-        result = run(job)
-    except BaseException as e:  # the judge never raises; a sweep chunk or a build may
-        result = {"status": "crashed", "error": f"{type(e).__name__}: {e}"}
-    try:
-        conn.send_bytes(json.dumps(result, default=str).encode())
-        conn.close()
-    finally:
-        os._exit(0)  # skip atexit handlers and finalizers
+    while True:
+        try:
+            job = jobs.recv()  # the grading parent's own job (trusted); results go back as JSON
+        except (EOFError, OSError):
+            os._exit(0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.ftruncate(1, 0)  # the log holds this job's output only
+        os.lseek(1, 0, os.SEEK_SET)
+        if job.get("cuda_visible_devices") is not None:  # the forkserver may predate this job's GPU assignment
+            os.environ["CUDA_VISIBLE_DEVICES"] = job["cuda_visible_devices"]
+        try:
+            result = run(job)
+        except BaseException as e:  # the judge never raises; a sweep chunk or a build may
+            result = {"status": "crashed", "error": f"{type(e).__name__}: {e}", "retire": True}
+        try:
+            results.send_bytes(json.dumps(result, default=str).encode())
+        except OSError:
+            os._exit(0)
+        if result.get("retire") or not job.get("resident"):
+            os._exit(0)  # skip atexit handlers and finalizers
 
 
 _starting = threading.Lock()
@@ -86,54 +96,104 @@ def _tail(path: str, n: int = 2000) -> str:
         return ""
 
 
+class Resident:
+    """`run` in a worker child that stays up across jobs of one key while each job says `"resident": True` (a GPU's
+    judge, serving one problem's submissions one after another); else in a fresh child per job. A timeout, a dead
+    child, a result that says "retire" or a job of another key ends the child; the next job forks a fresh one. A
+    timeout or a dead child becomes a result with a status."""
+
+    def __init__(self, run):
+        self.run, self.key = run, None
+        self._proc = self._jobs = self._results = self._log = None
+
+    def submit(self, job: dict, timeout_s: float, key: str | None = None) -> dict:
+        if self._proc is not None and (key != self.key or not self._proc.is_alive()):
+            self.close()
+        if self._proc is None:
+            self._start()
+            self.key = key
+        t0 = time.monotonic()
+        result, timed_out = None, False
+        try:
+            self._jobs.send(job)
+            if self._results.poll(timeout_s):
+                result = json.loads(self._results.recv_bytes().decode())
+            else:
+                timed_out = True
+        except (EOFError, OSError):
+            result = None  # the child died before sending: its exit code says how
+        wall = time.monotonic() - t0
+        if result is None:
+            if timed_out:
+                self._proc.kill()
+                result = {"status": "timeout", "error": f"no result after {timeout_s:.0f} s; the worker was killed"}
+            else:
+                self._proc.join(30)
+                code = self._proc.exitcode
+                why = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
+                       else f"exited with code {code}")
+                result = {"status": "crashed", "error": f"the worker {why} before returning a result"}
+            tail = _tail(self._log)
+            if tail:
+                result["error"] += "\n--- worker output (tail) ---\n" + tail
+        if result.get("retire") or not job.get("resident") or timed_out:
+            self.close()
+        result["wall_s"] = wall
+        return result
+
+    def _start(self) -> None:
+        ctx = context()
+        self._jobs, jobs = ctx.Pipe(duplex=False)[::-1]
+        self._results, results = ctx.Pipe(duplex=False)
+        log = tempfile.NamedTemporaryFile(prefix="kb-job-", suffix=".log", delete=False)
+        log.close()
+        self._log = log.name
+        self._proc = ctx.Process(target=_child, args=(self.run, jobs, results, self._log), daemon=True)
+        with _main_hidden():
+            self._proc.start()
+        jobs.close()
+        results.close()
+
+    def close(self) -> None:
+        """End the child (it exits when its job pipe closes; one that does not is killed)."""
+        if self._proc is None:
+            return
+        self._jobs.close()
+        self._results.close()
+        self._proc.join(30)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join(5)
+        try:
+            os.unlink(self._log)
+        except OSError:
+            pass
+        self._proc = self._jobs = self._results = self._log = None
+
+
 def run_isolated(run, job: dict, timeout_s: float) -> dict:
     """`run(job)` (a module-level function returning a JSON-able dict: the judge, a build, a sweep chunk) in a
     fresh child; a timeout or a dead child becomes a result with a status."""
-    ctx = context()
-    recv, send = ctx.Pipe(duplex=False)
-    log = tempfile.NamedTemporaryFile(prefix="kb-job-", suffix=".log", delete=False)
-    log.close()
-    proc = ctx.Process(target=_child, args=(run, job, send, log.name), daemon=True)
-    t0 = time.monotonic()
-    with _main_hidden():
-        proc.start()
-    send.close()
-    result, timed_out = None, False
+    worker = Resident(run)
     try:
-        if recv.poll(timeout_s):
-            result = json.loads(recv.recv_bytes().decode())
-        else:
-            timed_out = True
-    except (EOFError, OSError):
-        result = None  # the child died before sending: its exit code says how
+        return worker.submit({k: v for k, v in job.items() if k != "resident"}, timeout_s)
     finally:
-        recv.close()
-    wall = time.monotonic() - t0
-    if result is None:
-        if timed_out:
-            proc.kill()
-            proc.join(10)
-            result = {"status": "timeout", "error": f"no result after {timeout_s:.0f} s; the worker was killed"}
-        else:
-            proc.join(30)
-            code = proc.exitcode
-            why = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
-                   else f"exited with code {code}")
-            result = {"status": "crashed", "error": f"the worker {why} before returning a result"}
-        tail = _tail(log.name)
-        if tail:
-            result["error"] += "\n--- worker output (tail) ---\n" + tail
-    else:
-        proc.join(30)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(5)
-    try:
-        os.unlink(log.name)
-    except OSError:
-        pass
-    result["wall_s"] = wall
-    return result
+        worker.close()
+
+
+_thread = threading.local()
+
+
+def thread_resident(run) -> Resident:
+    """The calling thread's Resident for `run` (a device thread of a batch keeps its judge between jobs)."""
+    residents = _thread.__dict__.setdefault("residents", {})
+    return residents.setdefault(run, Resident(run))
+
+
+def close_thread_residents() -> None:
+    """End the calling thread's Residents (a device thread's last act)."""
+    for r in _thread.__dict__.pop("residents", {}).values():
+        r.close()
 
 
 def _cuda_devices(_job: dict) -> dict:
@@ -178,7 +238,7 @@ _DONE = object()  # a device thread's last word
 
 def map_per_device(devices: list[str], items, handle, stop=None):
     """One thread per device, each taking the next item from a shared queue and calling `handle(device, item)`,
-    until the queue is empty or `stop()` returns True. Yields (item, result, None) as each finishes, or
+    until the queue is empty or `stop()` returns True; a thread ends by closing the judges it kept (Resident). Yields (item, result, None) as each finishes, or
     (item, None, exception) where `handle` raised: the thread goes on with the next item, so one failure never
     silently drops the items queued behind it. Closing the iterator early lets each thread finish the item it
     holds and take no more. The callers put the isolation inside `handle`."""
@@ -200,6 +260,7 @@ def map_per_device(devices: list[str], items, handle, stop=None):
                 except BaseException as e:  # noqa: BLE001  (handed to the caller, who decides)
                     finished.put((item, None, e))
         finally:
+            close_thread_residents()
             finished.put(_DONE)
 
     threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in devices]

@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", choices=["local", "hub"], default="local")
     p.add_argument("--org", help="Hub organisation of the datasets (with --store hub)")
     p.add_argument("--workers", default="auto", help="batch: 'auto' (one per visible GPU) or a number")
+    p.add_argument("--fresh-judge", action="store_true",
+                   help="batch: a fresh judge process for every submission (by default a device's judge stays up "
+                   "while it grades one problem's submissions, and prepares the reference once)")
     p.add_argument("--ray", action="store_true", help="batch: run the jobs as Ray tasks")
     p.add_argument("--address", help="Ray cluster address")
     p.add_argument("--sandbox", default="auto", choices=["auto", "strict", "strong", "process", "none"],

@@ -113,7 +113,8 @@ def cmd_eval(args) -> int:
     opt = Options(model=args.model, gpu=args.gpu, device=args.device, timeout_s=args.timeout, trials=args.trials,
                   warmup=args.warmup, require_custom_kernel=not args.allow_framework,
                   measure_baseline=True if args.measure_baseline else None, pair_reference=not args.no_pair,
-                  sandbox=args.sandbox, memory_limit_gb=args.memory_limit_gb, progress=not args.batch)
+                  sandbox=args.sandbox, memory_limit_gb=args.memory_limit_gb, progress=not args.batch,
+                  resident_judge=False if args.fresh_judge else None)
     if args.sandbox == "none":
         print("WARNING: --sandbox none: the submission runs with this user's rights, its network and its files "
               "(its verdict is still decided in the judge's process)", file=sys.stderr)

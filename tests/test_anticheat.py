@@ -166,3 +166,58 @@ def test_framework_ops_are_recognised_by_their_words_in_framework_namespaces():
     assert found("aten::upsample_bilinear2d") == {"resample": ["aten::upsample_bilinear2d"]}  # not gemm's linear
     assert found("prims::convert_element_type", "aten::relu", "aten::erf", "aten::mul", "aten::var_mean") == {}
     assert found("kb_corpus_honest::gelu_erf", "mylib::softmax") == {}  # the submission's own namespace
+
+
+def _resident_batch(tmp_path, chosen, device, problems_root, baselines, trials):
+    """The entries graded as one `kb eval --batch` on one device (its judge kept between a problem's jobs); each
+    entry's record, in the order they were graded."""
+    import hashlib
+
+    from kb_data.harness.batch import run_batch
+
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({"problem": e.problem, "submission": str(e.path)}) + "\n" for e in chosen))
+    opt = Options(device=device, trials=trials, warmup=1 if device == "cpu" else None, timeout_s=600)
+    sink = run_batch(manifest, tmp_path / "out", problems_root=problems_root, options=opt, workers=1,
+                     baselines=baselines, progress=False)
+    recs = sink.records()
+    by_sha = {r.solution_sha256: r for r in recs}
+    for e in chosen:
+        _assert_verdict(e, by_sha[hashlib.sha256(e.path.read_text().encode()).hexdigest()])
+    return recs
+
+
+def _resident(rec) -> bool:
+    return "resident" in str(json.loads(rec.flag_details or "{}").get("judge"))
+
+
+def test_a_resident_judge_gives_each_submission_its_own_verdict_whatever_came_before(tmp_path):
+    """A batch keeps a device's judge (and its prepared reference) between one problem's submissions: an honest
+    one graded after a crash, a forged reply, a thief of the secret seed and a memoiser still gets its own verdict,
+    and so do they, each against a reference whose weights and state the earlier grades left as they were built."""
+    names = ["honest/torch_gelu_erf", "hostile/kill_everything", "adversarial/precomputed_known_seeds",
+             "hostile/forge_channel_reply", "honest/torch_custom_op_gelu", "hostile/steal_secret_seed",
+             "adversarial/cache_by_call_count", "adversarial/copy_ignores_weights_layernorm",
+             "honest/torch_layernorm_manual"]
+    chosen = [next(e for e in ENTRIES if f"{e.path.parent.name}/{e.path.stem}" == n) for n in names]
+    recs = _resident_batch(tmp_path, chosen, "cpu", SMALL_PROBLEMS, None, trials=3)
+    order = [r.problem_id for r in recs]
+    assert order == sorted(order, key=order.index) and len(set(order)) == 2  # each problem's jobs together
+    # the first of a problem prepares the reference (with the baseline measured, the second too: the batch then
+    # knows the baseline); the rest reuse it, the jobs after the crash and the forged reply included
+    warm = [_resident(r) for r in recs]
+    assert warm.count(True) >= len(recs) - 4 and not warm[0], warm
+
+
+@pytest.mark.gpu
+def test_a_resident_gpu_judge_gives_every_corpus_entry_of_its_problems_the_verdict_it_gets_alone(tmp_path):
+    """The GPU corpus of GELU, Softmax and LayerNorm (hostile, adversarial and honest entries, Triton, CUDA and
+    torch.compile among them) graded as one batch on one GPU, whose judge stays up across each problem's entries:
+    every entry gets its corpus verdict, as graded alone, and the prepared reference is reused."""
+    if not cuda_devices():
+        pytest.skip("needs a CUDA GPU")
+    problems = ("v3/level1/26_GELU_", "v3/level1/23_Softmax", "v3/level1/40_LayerNorm")
+    chosen = [e for e in GPU_ENTRIES if e.problem in problems and "allow_framework" not in e.options
+              and ("needs_isolation" not in e.options or os.geteuid() == 0)]
+    recs = _resident_batch(tmp_path, chosen, "cuda:0", default_problems_root(), BaselineIndex.shipped(), trials=None)
+    assert sum(map(_resident, recs)) >= len(recs) - 2 * len(problems), [_resident(r) for r in recs]
