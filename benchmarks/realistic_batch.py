@@ -629,7 +629,7 @@ def _median(xs):
 
 
 def summary(runs: list[Path]) -> None:
-    verdicts = []
+    verdicts, judged = [], []
     for run in runs:
         rows = [json.loads(line) for line in (run / "records.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
         meta = json.loads((run / "wall.json").read_text()) if (run / "wall.json").exists() else {}
@@ -650,14 +650,23 @@ def summary(runs: list[Path]) -> None:
             xs = [s[key] for s in stages if s.get(key) is not None]
             if xs:
                 print(f"  stage {key:28s} n={len(xs):3d} median {_median(xs)} s, sum {round(sum(xs), 1)} s")
+        reused = sum("resident" in str((json.loads(r["flag_details"]) if r.get("flag_details") else {}).get("judge"))
+                     for r in rows)
+        print(f"  judge: the reference reused (resident judge) in {reused} of {len(rows)}")
         verdicts.append({(r["problem_id"], r["solution_sha256"]): (r["status"], tuple(sorted(r.get("flags") or [])))
                          for r in rows})
-    for run, v in zip(runs[1:], verdicts[1:]):
+        judged.append({(r["problem_id"], r["solution_sha256"]): s.get("worker_wall") for r, s in zip(rows, stages)})
+    for run, v, w in zip(runs[1:], verdicts[1:], judged[1:]):
         both = verdicts[0].keys() & v.keys()
         differ = sorted(k for k in both if verdicts[0][k] != v[k])
         print(f"verdicts {runs[0].name} vs {run.name}: {len(both)} graded in both, {len(differ)} differ")
         for k in differ:
             print(f"  {k[0]} {k[1][:10]}: {verdicts[0][k]} vs {v[k]}")
+        pairs = [(judged[0][k], w[k]) for k in both if judged[0][k] and w[k]]
+        if pairs:  # the arms may stop at different points: compare the submissions both graded
+            a, b = zip(*pairs)
+            print(f"  GPU-locked on those {len(pairs)}: median {_median(list(a))} vs {_median(list(b))} s, "
+                  f"sum {round(sum(a), 1)} vs {round(sum(b), 1)} s")
 
 
 def main(argv=None) -> int:

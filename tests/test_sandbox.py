@@ -177,7 +177,8 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     real_send, real_fp64 = channel.send, judge_mod._fp64_errors
 
     def send(sock, msg, fds=()):
-        events.append(msg.get("cmd") if isinstance(msg, dict) else None)
+        if not (isinstance(msg, dict) and msg.get("cmd") in ("spawn", "status")):  # the judge's talk with its spawner
+            events.append(msg.get("cmd") if isinstance(msg, dict) else None)
         return real_send(sock, msg, fds)
 
     monkeypatch.setattr(channel, "send", send)
@@ -289,3 +290,53 @@ def test_a_pause_freezes_every_process_of_the_sandbox_those_forked_meanwhile_inc
     finally:
         sb.close()
     assert not os.path.exists(path) and not sb.alive()
+
+
+def _exit_five(sock) -> None:
+    os._exit(5)
+
+
+def _sleep_forever(sock) -> None:
+    while True:
+        time.sleep(60)
+
+
+def test_a_spawned_sandbox_reports_its_exit_and_dies_with_the_judge_that_asked_for_it():
+    """The sandboxes of a resident judge are forked by its spawner (a CUDA-free copy of the judge): the judge still
+    learns how each ended, and a judge killed mid-job (a timeout) takes its spawner and every sandbox with it."""
+    from kb_data.io import lock_dir
+
+    limits = sandbox.Limits(memory_bytes=2 << 30)
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), limits, "cpu", lock_dir())
+    try:
+        sb.start(_exit_five, sandbox.Spawner.of(_exit_five))
+        assert sb.wait(30) == 5
+    finally:
+        sb.close()
+    read, write = os.pipe()
+    judge_pid = os.fork()
+    if judge_pid == 0:  # the judge: a sandbox that never ends, then killed before it closes it
+        try:
+            os.close(read)
+            child = sandbox.Sandbox(sandbox.resolve_level("auto"), limits, "cpu", lock_dir())
+            child.start(_sleep_forever, sandbox.Spawner.of(_sleep_forever))
+            os.write(write, f"{child.pid} {sandbox.Spawner.of(_sleep_forever).pid}\n".encode())
+            time.sleep(600)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        pids = [int(x) for x in f.readline().split()]
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    os.kill(judge_pid, 9)
+    os.waitpid(judge_pid, 0)
+    assert _within(30, lambda: not any(_alive(p) for p in pids)), pids
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
