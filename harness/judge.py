@@ -101,6 +101,7 @@ def _judge(job: dict, res: dict):
     ctx = {"samples": [], "out_meta": [torch.empty(o.shape, dtype=o.dtype, device="meta") if isinstance(o, torch.Tensor)
                                        else o for o in _outputs(first_ref)],
            "rebuild": lambda: build_reference(mod, rules, device, job.get("init_seed", 0))}  # checks' own copies
+    del first_ref  # its shapes and dtypes are all that is kept: a large problem's output is gigabytes
     ctx["batch"] = batch_size(first, ctx["out_meta"], device, int(job.get("max_batch", MAX_BATCH)))
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     stage("calibration")
@@ -204,7 +205,7 @@ def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx
         inputs = first if i == 0 else make_inputs(mod, seed, device)
         rng = draw_seed()
         ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
-        reply, outs, why = run_candidate(cand, clone_inputs(inputs), ref_out, rng, "correctness")
+        reply, outs, why = run_candidate(cand, inputs, ref_out, rng, "correctness")  # copied into its slots
         if reply.get("threads_left"):
             flag(res, "side_stream_work", f"forward left {reply['threads_left']} thread(s) running")
         if reply.get("aliases_input") is True:
@@ -223,7 +224,7 @@ def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx
                 res["status"], res["error"] = "incorrect", f"seed {seed if not secret else '(secret)'}: {why}"
             return False
         if i == 0 and rules["require_bitwise_repeat"]:
-            _, again, _ = run_candidate(cand, clone_inputs(inputs), ref_out, rng, "correctness (repeat)")
+            _, again, _ = run_candidate(cand, inputs, ref_out, rng, "correctness (repeat)")
             if again is None or not all(torch.equal(x, y) for x, y in zip(outs, again) if x is not None):
                 flag(res, "nondeterministic", "two runs on equal inputs differ bitwise")
         ctx["samples"].append((seed, [_sample(o) for o in outs if o is not None],
