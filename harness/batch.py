@@ -168,10 +168,16 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
             continue
         queued.add(key)
         todo.append((job, problem, code, model))
-    first = {}
-    for _job, problem, _code, _model in todo:
-        first.setdefault(problem.problem_id, len(first))
-    return sorted(todo, key=lambda t: first[t[1].problem_id])  # a problem's jobs together: its judge stays warm
+    return grouped_by_problem(todo, lambda t: t[1].problem_id)
+
+
+def grouped_by_problem(items: list, problem_id) -> list:
+    """`items` with each problem's together, problems in the order they first appear: a device's resident judge then
+    prepares each problem's reference once."""
+    first: dict[str, int] = {}
+    for item in items:
+        first.setdefault(problem_id(item), len(first))
+    return sorted(items, key=lambda item: first[problem_id(item)])
 
 
 def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Options | None = None,

@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord
 from kb_data.harness.baselines import BaselineIndex
-from kb_data.harness.batch import RecordSink, record_key, visible_devices
+from kb_data.harness.batch import RecordSink, grouped_by_problem, record_key, visible_devices
 from kb_data.harness.grade import Options, grade
 from kb_data.harness.worker import map_per_device
 
@@ -65,10 +65,7 @@ def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None =
 
 def _stream(todo, devices, options, baselines, sink) -> Iterator[tuple[int, RunRecord]]:
     options = replace(options, resident_judge=options.resident_judge is not False)
-    first = {}
-    for _i, problem, _source in todo:
-        first.setdefault(problem.problem_id, len(first))
-    todo = sorted(todo, key=lambda t: first[t[1].problem_id])  # a problem's rollouts together: its judge stays warm
+    todo = grouped_by_problem(todo, lambda t: t[1].problem_id)
 
     def grade_on(device: str, item):
         i, problem, source = item
