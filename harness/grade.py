@@ -29,7 +29,7 @@ from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
 from kb_data.harness import build
 from kb_data.harness.judge import judge, preparation_key
-from kb_data.harness.sandbox import resolve_level
+from kb_data.harness.sandbox import own_uid, resolve_level
 from kb_data.harness.worker import cuda_device, cuda_devices, device_lock, run_isolated, thread_resident
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -169,7 +169,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         return _finish(rec, {**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
                              "wall_s": built.get("build_s")}, opt, device), None
     with device_lock(device):
-        if opt.resident_judge:
+        if opt.resident_judge and own_uid(level):
             result = thread_resident(judge).submit({**job, "resident": True}, opt.timeout_s + JUDGE_GRACE_S,
                                                    key=preparation_key(job))
         else:

@@ -170,6 +170,12 @@ def resolve_level(requested: str) -> str:
     return requested
 
 
+def own_uid(level: str) -> bool:
+    """Whether a sandbox of this level runs as a uid of its own (the harness is root): one that does not could signal
+    or trace a judge of the caller's uid, which must then not outlive it (worker.Resident)."""
+    return os.geteuid() == 0 and level != "none"
+
+
 class _UidLease:
     """An unprivileged uid no other live sandbox on this host has (a lock file per uid)."""
 
@@ -227,7 +233,7 @@ class Sandbox:
     def __init__(self, level: str, limits: Limits, device: str, lock_dir: Path, extra_env: dict | None = None):
         self.level, self.limits, self.device, self.extra_env = level, limits, device, dict(extra_env or {})
         self.root_run = os.geteuid() == 0
-        self.lease = _UidLease(lock_dir) if (self.root_run and level != "none") else None
+        self.lease = _UidLease(lock_dir) if own_uid(level) else None
         self.uid = self.lease.uid if self.lease else None
         # base (the harness's, traversable only) holds the work dir (the sandbox's own) and the log (the harness's):
         # nothing the harness writes as root lies in a folder the sandbox can change

@@ -195,6 +195,8 @@ def test_a_resident_judge_gives_each_submission_its_own_verdict_whatever_came_be
     """A batch keeps a device's judge (and its prepared reference) between one problem's submissions: an honest
     one graded after a crash, a forged reply, a thief of the secret seed and a memoiser still gets its own verdict,
     and so do they, each against a reference whose weights and state the earlier grades left as they were built."""
+    if os.geteuid() != 0:
+        pytest.skip("the judge stays up only where the sandbox has a uid of its own (root)")
     names = ["honest/torch_gelu_erf", "hostile/kill_everything", "adversarial/precomputed_known_seeds",
              "hostile/forge_channel_reply", "honest/torch_custom_op_gelu", "hostile/steal_secret_seed",
              "adversarial/cache_by_call_count", "adversarial/copy_ignores_weights_layernorm",
