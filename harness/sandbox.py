@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import shutil
 import signal
 import socket
@@ -413,6 +414,7 @@ def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket 
     """Fork the sandboxed process (`_child_main` then `serve`); its pid. `close`: a socket the child must not keep."""
     sys.stdout.flush()
     sys.stderr.flush()
+    setup = {**setup, "parent": os.getpid()}
     pid = os.fork()
     if pid == 0:
         code = 70
@@ -548,7 +550,8 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     if setup.get("cgroup"):  # first: whatever it starts from here on is in it
         _Cgroup(setup["cgroup"]).join(os.getpid())
     os.setsid()
-    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    parent_gone = lambda: os.getppid() != setup["parent"]
+    _die_with_parent(parent_gone)
     log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -557,19 +560,35 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     keep = sock.fileno()
     os.closerange(3, keep)
     os.closerange(keep + 1, 1 << 16)
+    alive_r = None
     if setup["level"] == "strong":
         _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        alive_r, alive_w = os.pipe()  # its write end closes when this process dies, whenever that is
         pid = os.fork()  # the new PID namespace holds this process's children, not itself
         if pid:
+            os.close(alive_r)
             sock.close()
             _, status = os.waitpid(pid, 0)
             if os.WIFSIGNALED(status):  # end the same way, so the judge can name the signal
                 signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        os.close(alive_w)
+        parent_gone = lambda: bool(select.select([alive_r], [], [], 0)[0])  # getppid() is 0 in a new PID namespace
+        _die_with_parent(parent_gone)
     enter(setup)
+    _die_with_parent(parent_gone)  # the change of uid cleared the signal
+    if alive_r is not None:
+        os.close(alive_r)
     serve(sock)
+
+
+def _die_with_parent(parent_gone) -> None:
+    """SIGKILL when the parent dies, and an end now if it died already (it would then send nothing)."""
+    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent_gone():
+        os._exit(70)
+
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 _MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}

@@ -320,17 +320,29 @@ def test_a_spawned_sandbox_reports_its_exit_and_dies_with_the_judge_that_asked_f
             os.close(read)
             child = sandbox.Sandbox(sandbox.resolve_level("auto"), limits, "cpu", lock_dir())
             child.start(_sleep_forever, sandbox.Spawner.of(_sleep_forever))
-            os.write(write, f"{child.pid} {sandbox.Spawner.of(_sleep_forever).pid}\n".encode())
+            os.write(write, f"{child.pid} {sandbox.Spawner.of(_sleep_forever).pid} {child.uid}\n".encode())
             time.sleep(600)
         finally:
             os._exit(0)
     os.close(write)
     with os.fdopen(read) as f:
-        pids = [int(x) for x in f.readline().split()]
+        *pids, uid = [int(x) if x != "None" else None for x in f.readline().split()]
     assert len(pids) == 2 and all(_alive(p) for p in pids)
     os.kill(judge_pid, 9)
     os.waitpid(judge_pid, 0)
-    assert _within(30, lambda: not any(_alive(p) for p in pids)), pids
+    # every process of it: at the strong level the one the candidate runs in is its PID namespace's first, which
+    # dropped to the sandbox's uid (a change of uid clears the parent-death signal: it is armed again after it)
+    tree = lambda: pids + ([p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if _uid_of(p) == uid]
+                           if uid is not None else [])
+    assert _within(30, lambda: not any(_alive(p) for p in tree())), tree()
+
+
+def _uid_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return int(next(line for line in f if line.startswith("Uid:")).split()[1])
+    except (OSError, StopIteration, ValueError):
+        return None
 
 
 def _alive(pid: int) -> bool:
