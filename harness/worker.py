@@ -123,7 +123,8 @@ class Resident:
         except (EOFError, OSError):
             result = None  # the child died before sending: its exit code says how
         wall = time.monotonic() - t0
-        if result is None:
+        ended = result is None
+        if ended:
             if timed_out:
                 self._proc.kill()
                 result = {"status": "timeout", "error": f"no result after {timeout_s:.0f} s; the worker was killed"}
@@ -136,7 +137,7 @@ class Resident:
             tail = _tail(self._log)
             if tail:
                 result["error"] += "\n--- worker output (tail) ---\n" + tail
-        if result.get("retire") or not job.get("resident") or timed_out:
+        if ended or result.get("retire") or not job.get("resident"):
             self.close()
         result["wall_s"] = wall
         return result
