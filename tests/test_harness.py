@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import replace
@@ -298,6 +299,32 @@ def test_worker_pool_gives_the_same_records_as_one_worker(tmp_path):
     two = run_batch(subs, tmp_path / "two", problems_root=SMALL_PROBLEMS, options=opt, workers=2, progress=False)
     key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, _verdict_flags(r))
     assert sorted(map(key, one.records())) == sorted(map(key, two.records()))
+
+
+def test_a_resident_judge_gives_the_same_records_as_a_fresh_judge_per_submission(tmp_path):
+    """Per-problem reference reuse changes nothing a record says: the same batch (several submissions of one problem,
+    an honest, a wrong and a failing one among them) graded with the judge kept between them and with a fresh one
+    for each gives the same verdicts, flags and errors; only the kept judge's records say it reused the reference."""
+    subs = _batch_dir(tmp_path)
+    for i, tail in enumerate([" * 1.0", " * 2.0", " + 0.0"]):
+        (subs / f"g{i}").mkdir()
+        (subs / f"g{i}" / "solution.py").write_text(HONEST_GELU.rstrip() + tail + "\n")
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({"problem": GELU if p.parent.name.startswith("g") else
+                                            (p.parent.name if p.name == "solution.py" else p.stem),
+                                            "submission": str(p)}) + "\n"
+                                for p in sorted(subs.rglob("*.py"))))
+    opt = Options(device="cpu", trials=3, warmup=1)
+    kept = run_batch(manifest, tmp_path / "kept", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    fresh = run_batch(manifest, tmp_path / "fresh", problems_root=SMALL_PROBLEMS, workers=1, progress=False,
+                      options=replace(opt, resident_judge=False))
+    key = lambda r: (r.problem_id, r.solution_sha256, r.status, r.correct, _verdict_flags(r),
+                     (r.error or "").split(":")[0])
+    assert sorted(map(key, kept.records())) == sorted(map(key, fresh.records()))
+    reused = lambda sink: sum("resident" in str(json.loads(r.flag_details or "{}").get("judge")) for r in sink.records())
+    assert reused(fresh) == 0
+    assert reused(kept) == (2 if os.geteuid() == 0 else 0)  # GELU's third and fourth (the first two prepare it)
+    assert {r.status for r in kept.records() if r.problem_id == GELU} == {"ok", "incorrect"}
 
 
 def test_ray_grades_the_same_as_the_local_path(tmp_path):
