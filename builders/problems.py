@@ -419,7 +419,8 @@ RULE_LABELS = [
     ("trials", "timed calls"),
     ("timing_seed", "timing input seed"),
     ("l2_flush", "L2 flush before each timed call"),
-    ("reference_after_candidate", "reference computed after the candidate"),
+    ("reference_after_candidate", "reference computed after the candidate (upstream's order; here each side gets "
+                                  "its own copy of the inputs, so the order cannot change a verdict)"),
     ("secret_seed", "secret extra seed"),
     ("fail_flags", "anomaly flags that fail a record"),
 ]

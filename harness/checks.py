@@ -78,9 +78,6 @@ assert set(CHECKS) == set(FLAGS), sorted(set(FLAGS) ^ set(CHECKS))  # every flag
 # ---------------------------------------------------------------------------
 # The dynamic checks: each on its own fresh secret inputs; one that cannot run fails the record (check_failed)
 
-PRECISION_FLOOR_SCALE = {"fp32": 1.0, "fp16": 100.0, "bf16": 400.0}
-
-
 REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
 # Kernels from the framework itself or a vendor library (library_kernel): a candidate that launches only these wrote
 # no kernel. The names no kernel of the submission's own can carry, whatever it declares: a framework namespace, a
@@ -286,7 +283,8 @@ def _as_close_as_the_reference(ref, outs, inputs, rng, precision, rules, rebuild
 
 
 def _fp64_bound(e_ref: float, precision: str, rules: dict) -> float:
-    return max(rules["precision_factor"] * e_ref, rules["precision_floor"] * PRECISION_FLOOR_SCALE.get(precision, 1.0))
+    return max(rules["precision_factor"] * e_ref,
+               rules["precision_floor"] * rules.get(f"precision_floor_scale_{precision}", 1.0))
 
 
 def reference_copy(ref, rebuild, state: dict | None = None):

@@ -485,7 +485,8 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
     slack, share = rules["timing_bound_slack"], rules["timing_bound_batch_share"]
     margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     over = [b for b in counted if b["claimed_ms"] < b["floor_ms"]]
-    impossible = [b for b in bounds if b["claimed_ms"] * b["calls"] > b["wall_ms"] * 1.01 + OVERCLAIM_MS]
+    impossible = [b for b in bounds
+                  if b["claimed_ms"] * b["calls"] > b["wall_ms"] * rules["overclaim_factor"] + rules["overclaim_ms"]]
     worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
     res["flag_details"]["timing_bound"] = {
         "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "overhead_ms": overhead_ms, "margin_ms": margin,
@@ -499,9 +500,6 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
         flag(res, "timer_tampered", f"the judge's clock gives more than x{slack} + {margin:g} ms of the candidate's "
               f"claims in {len(over)} of {len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: "
               f"{worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")
-
-
-OVERCLAIM_MS = 0.05  # what the judge's and the candidate's clocks may disagree on a round trip, beyond 1%
 
 
 def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:

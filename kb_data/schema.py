@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.8"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.9"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -31,7 +31,8 @@ SCHEMA_VERSION = "1.8"  # 1.1: timing_method on baselines and run records; 1.2: 
 # flush_slowdown_min_ms, timing_bound_margin_ms_cpu, reference_slowdown_min_ms_cpu); 1.7: how weights are perturbed
 # (weights_perturbation) and which buffers are the problem's constants (constant_buffer_numel); 1.8: the share of
 # timed batches that may exceed the timing bound (timing_bound_batch_share) and the shortest flush believed
-# (flush_floor_share)
+# (flush_floor_share); 1.9: the precision floor's scale for fp16 and bf16 (precision_floor_scale_fp16,
+# precision_floor_scale_bf16) and how far a claim may exceed its round trip (overclaim_factor, overclaim_ms)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -132,7 +133,7 @@ RULES = pa.struct([
     ("reference_slowdown_limit", F64),  # paired reference slower than alone by this factor ...
     ("reference_slowdown_min_ms", F64),  # ... and this many ms (GPU): reference_tampered
     ("precision_factor", F64),       # candidate's error to float64 over this many times the reference's ...
-    ("precision_floor", F64),        # ... and over this (fp32 class; x100 fp16, x400 bf16): precision_downgrade
+    ("precision_floor", F64),        # ... and over this (fp32 class; scaled for fp16 and bf16): precision_downgrade
     ("constant_rel", F64),           # outputs that move less than this across inputs while the reference's move
     ("flush_slowdown", F64),         # the L2 flush ahead of a timed call slower than in calibration by this factor ...
     ("flush_slowdown_min_ms", F64),  # ... and this many ms: work on another stream ran during it (side_stream_work)
@@ -144,6 +145,10 @@ RULES = pa.struct([
     ("timing_bound_batch_share", F64),  # timer_tampered when more than this share of the counted batches exceed the
                                         # bound (each such batch is timed at the bound's floor in any case)
     ("flush_floor_share", F64),      # a candidate's L2 flush under this share of its calibration's did not flush
+    ("precision_floor_scale_fp16", F64),  # precision_floor is the fp32 class's; the fp16 class's is this many times it
+    ("precision_floor_scale_bf16", F64),  # ... and the bf16 class's this many
+    ("overclaim_factor", F64),       # a batch's claimed time over this many times its round trip as the judge saw it
+    ("overclaim_ms", F64),           # ... plus this is impossible: timer_tampered
 ])
 
 
