@@ -122,7 +122,8 @@ def _judge(job: dict, res: dict):
     stage("import_and_build_submission")
 
     res["seeds"] = seeds  # the secret one too: it is spent once the job is graded, and makes the record reproducible
-    if not check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx, first):
+    ctx["first"], first = first, None  # check_correctness lets it go after the second seed
+    if not check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx):
         return cand
     res["correct"] = True
     stage("correctness")
@@ -198,8 +199,8 @@ def _prepared(job: dict, res: dict, device, stage) -> tuple:
     return mod, ref, paired_ref, published
 
 
-def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx, first) -> bool:
-    worst_abs, worst_rel, public_ok = 0.0, 0.0, True
+def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx) -> bool:
+    worst_abs, worst_rel, public_ok, first = 0.0, 0.0, True, ctx.pop("first")
     for i, seed in enumerate(seeds):
         secret = i >= len(rules["seeds"])
         inputs = first if i == 0 else make_inputs(mod, seed, device)
@@ -234,6 +235,9 @@ def check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx
             flag(res, "seed_independent_inputs", "get_inputs gives the same values for every seed: the timed calls "
                   "and checks vary them with harness noise instead")
             ctx["seed_independent"] = True
+        if i >= 1:
+            first = None
+        inputs = ref_out = outs = again = None  # a large problem's tensors are gigabytes: one seed's at a time
     return True
 
 
@@ -337,7 +341,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
                     not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
                 fp64_due.append((outs, inputs, t["rng"]))
-        del calls
+        t = inputs = ref_out = outs = calls = None  # what this batch made is freed before the next one's
         i, batches = i + k, batches + 1
     for outs, inputs, rng in fp64_due:  # after the loop: a longer pause after one batch would say where a check fell
         errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
