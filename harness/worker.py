@@ -1,9 +1,10 @@
-"""Every job's judge runs in its own trusted process, forked from a server that has torch imported.
+"""Judges run in trusted processes of their own, forked from a server that has torch imported: one per job, or
+in a batch one per device thread kept across one problem's jobs (`Resident`).
 
 A fresh interpreter that imports torch and initialises CUDA costs seconds; forking from a
 forkserver that already imported torch (but never touched CUDA) costs milliseconds, and the
 child initialises CUDA for its own GPU. The judge (harness/judge.py) starts the submission in a
-sandbox of its own; a crash, hang, CUDA fault or OOM of the judge kills only this child: the parent
+sandbox of its own; a crash, hang, CUDA fault or OOM of the judge ends only this child: the parent
 turns it into a result with a status and the next job forks a fresh child. The result comes back as
 JSON. Only one job at a time runs on a GPU (a lock file per device, shared by every `kb` process).
 """
@@ -107,12 +108,12 @@ class Resident:
         self._proc = self._jobs = self._results = self._log = None
 
     def submit(self, job: dict, timeout_s: float, key: str | None = None) -> dict:
+        t0 = time.monotonic()
         if self._proc is not None and (key != self.key or not self._proc.is_alive()):
             self.close()
         if self._proc is None:
             self._start()
             self.key = key
-        t0 = time.monotonic()
         result, timed_out = None, False
         try:
             self._jobs.send(job)
