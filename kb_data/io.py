@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -129,4 +130,19 @@ def lock_dir() -> Path:
     """The host-wide folder of lock files (GPU locks, sandbox uid leases): $KB_LOCK_DIR or <tmp>/kb_data-locks."""
     d = Path(os.environ.get("KB_LOCK_DIR", Path(tempfile.gettempdir()) / "kb_data-locks"))
     d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def private_dir(name: str) -> Path:
+    """<tmp>/kb_data-NAME-UID: a folder only this uid can enter, the same one on every call (a cache that persists).
+    One that exists and is not a real folder of this uid with mode 0700 (someone else made it first: anyone may
+    create names in /tmp) is never used: a fresh private folder is made instead."""
+    d = Path(tempfile.gettempdir()) / f"kb_data-{name}-{os.geteuid()}"
+    try:
+        d.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700:
+        return Path(tempfile.mkdtemp(prefix=f"kb_data-{name}-"))
     return d

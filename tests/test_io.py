@@ -61,3 +61,52 @@ def test_file_lock_is_exclusive(tmp_path):
         with pytest.raises(TimeoutError, match="locked by another process"):
             with file_lock(lock, timeout=0.05):
                 pass
+
+
+def test_a_private_dir_is_never_one_someone_else_made_first(tmp_path, monkeypatch):
+    """The judge's compile caches hold code it loads (Inductor, Triton): their folder is the same on every call, only
+    this uid can enter it, and a name planted in the temp folder first (another uid's folder, a link) is not used."""
+    import stat
+    import tempfile
+
+    from kb_data.io import private_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    d = private_dir("cache")
+    assert d == private_dir("cache") and d.parent == tmp_path
+    st = os.lstat(d)
+    assert stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / f"kb_data-linked-{os.geteuid()}")
+    linked = private_dir("linked")
+    assert linked.parent == tmp_path and not linked.is_symlink() and linked.name.startswith("kb_data-linked-")
+    assert linked != tmp_path / f"kb_data-linked-{os.geteuid()}"
+    (tmp_path / f"kb_data-open-{os.geteuid()}").mkdir(mode=0o777)
+    os.chmod(tmp_path / f"kb_data-open-{os.geteuid()}", 0o777)  # a folder anyone could write into
+    assert private_dir("open") != tmp_path / f"kb_data-open-{os.geteuid()}"
+    if os.geteuid() == 0:  # a folder of another uid (a sandbox's), made before the harness's first use
+        planted = tmp_path / f"kb_data-planted-{os.geteuid()}"
+        planted.mkdir(mode=0o700)
+        os.chown(planted, 2_000_123, 2_000_123)
+        assert private_dir("planted") != planted
+
+
+def test_the_judge_compiles_into_its_private_caches(monkeypatch, tmp_path):
+    """Unless the operator chose them, the judge's Inductor and Triton caches are its private folders, set before it
+    compiles anything (a job whose problem does not even load is enough to see it)."""
+    import tempfile
+
+    from kb_data.harness import judge as judge_mod
+    from kb_data.harness.sandbox import resolve_level
+    from kb_data.io import private_dir
+    from kb_data.rules import rules_for, with_checks
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    res = judge_mod.judge({"problem_id": "v3/level1/0_broken", "problem_code": "raise RuntimeError('broken')\n",
+                           "rules": with_checks(rules_for("v3")), "submission_code": "", "device": "cpu",
+                           "timeout_s": 60, "sandbox_level": resolve_level("auto"), "memory_limit_bytes": 2 << 30})
+    assert res["status"] == "runtime_error" and "failed to load" in res["error"]
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(private_dir("inductor"))
+    assert os.environ["TRITON_CACHE_DIR"] == str(private_dir("triton"))
