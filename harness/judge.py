@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import secrets
 import statistics
 
@@ -24,9 +23,8 @@ from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fr
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
     Stage, _Stages, _call, _fp64_feasible, _first_lines, _input_specs, _outputs, _sample, build_reference, clone_inputs, make_inputs,
-    degenerate_reason, measure_baseline, paired_reference, use_gpu, versions)
+    degenerate_reason, measure_baseline, paired_reference, private_compile_caches, use_gpu, versions)
 from kb_data.harness.sandbox import SandboxUnavailable
-from kb_data.io import private_dir
 from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
@@ -41,9 +39,7 @@ CALIBRATION_CALLS, CALIBRATION_CALLS_CPU = 48, 16  # no-work calls timed before 
 
 def judge(job: dict) -> dict:
     """Grade one submission; never raises (every failure becomes a status)."""
-    for var, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-        # the compiled reference's caches hold code the judge loads: not in a folder a sandbox could have made first
-        os.environ.setdefault(var, str(private_dir(name)))
+    private_compile_caches()
     res = {"status": None, "error": None, "compiled": False, "correct": False, "flags": [], "flag_details": {},
            "seeds": None, "versions": {}, "stage_s": {}, "sandbox": None}
     try:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 
 import torch
 import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
 
 from kb_data.harness import timing
+from kb_data.io import private_dir
 from kb_data.meta import tensor_bytes
 from kb_data.rules import baseline_choice, precision_class, tolerance
 from kb_data.schema import EAGER_BASELINE_TYPES
@@ -97,6 +99,13 @@ def _mode(model, rules):
 def build_reference(mod, rules: dict, device, init_seed: int):
     timing.manual_seed(rules["seeds"][0] if rules["weights"] == "same_seed" else init_seed)
     return _mode(mod.Model(*mod.get_init_inputs()).to(device), rules)
+
+
+def private_compile_caches() -> None:
+    """Inductor's and Triton's caches (code this process loads when it compiles) in private folders of this uid, unless
+    the operator chose them: their defaults are names in the shared /tmp that a sandbox could create first."""
+    for var, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+        os.environ.setdefault(var, str(private_dir(name)))
 
 
 def compile_reference(ref, mod, rules: dict, device):

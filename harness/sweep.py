@@ -40,9 +40,10 @@ def _warm_compile(problem_id: str, code: str, rules: dict, device: str) -> tuple
     import torch
 
     from kb_data.problems import exec_problem_code
-    from kb_data.harness.reference import build_reference, compile_reference
+    from kb_data.harness.reference import build_reference, compile_reference, private_compile_caches
 
     t0 = time.monotonic()
+    private_compile_caches()  # the folder phase 2 loads from
     try:
         import torch._inductor.config as inductor_config
 
@@ -137,11 +138,12 @@ def measure_chunk(job: dict) -> dict:
 
     from kb_data.problems import exec_problem_code
     from kb_data.harness.reference import (_first_lines, _input_sets, build_reference, measure_baseline,
-                                         problem_degenerate_reason, use_gpu, versions)
+                                         private_compile_caches, problem_degenerate_reason, use_gpu, versions)
     from kb_data.harness.timing import calibrate
 
     device = torch.device(job["device"])
     out = {"rows": [], "versions": versions()}
+    private_compile_caches()
     no_cached_autotune_winners()
     if device.type == "cuda":
         use_gpu(device, out)
