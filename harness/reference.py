@@ -105,7 +105,8 @@ def private_compile_caches() -> None:
     """Inductor's and Triton's caches (code this process loads when it compiles) in private folders of this uid, unless
     the operator chose them: their defaults are names in the shared /tmp that a sandbox could create first."""
     for var, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-        os.environ.setdefault(var, str(private_dir(name)))
+        if var not in os.environ:  # set once per process: a resident judge's later jobs find it
+            os.environ[var] = str(private_dir(name))
 
 
 def compile_reference(ref, mod, rules: dict, device):

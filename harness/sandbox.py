@@ -495,9 +495,7 @@ class Spawner:
                 raise SandboxUnavailable(f"the sandbox spawner does not answer ({e})") from None
 
     def _serve_forks(self, sock: socket.socket, serve) -> None:
-        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != self.owner:
-            return
+        _die_with_parent(lambda: os.getppid() != self.owner)
         keep = sock.fileno()
         os.closerange(3, keep)
         os.closerange(keep + 1, 1 << 16)
