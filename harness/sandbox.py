@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from kb_data.harness import confine
+
 LEVELS = ("strong", "process", "none")
 UID_BASE = 2_000_000   # sandbox uids: far above any real account's
 UID_SLOTS = 4096
@@ -146,8 +148,8 @@ def strong_available() -> str | None:
     pid = os.fork()
     if pid == 0:
         try:
-            _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            confine.unshare(confine.NAMESPACES)
+            confine.mount(None, "/", None, confine.MS_REC | confine.MS_PRIVATE)
             os._exit(0)
         except BaseException:
             os._exit(1)
@@ -504,7 +506,7 @@ class Spawner:
                 raise SandboxUnavailable(f"the sandbox spawner does not answer ({e})") from None
 
     def _serve_forks(self, sock: socket.socket, serve) -> None:
-        _die_with_parent(lambda: os.getppid() != self.owner)
+        confine.die_with_parent(lambda: os.getppid() != self.owner)
         keep = sock.fileno()
         os.closerange(3, keep)
         os.closerange(keep + 1, 1 << 16)
@@ -533,24 +535,6 @@ class Spawner:
 # ---------------------------------------------------------------------------
 # Inside the sandbox (runs before any untrusted code, in the forked process)
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-
-
-def _libc():
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _unshare(flags: int) -> None:
-    import ctypes
-
-    if _libc().unshare(flags) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"unshare: {os.strerror(err)}")
-
-
 def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     """In the forked child: own session, die with the judge, output to the log, no inherited descriptor but the
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
@@ -558,7 +542,7 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
         _Cgroup(setup["cgroup"]).join(os.getpid())
     os.setsid()
     parent_gone = lambda: os.getppid() != setup["parent"]
-    _die_with_parent(parent_gone)
+    confine.die_with_parent(parent_gone)
     log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -569,7 +553,7 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     os.closerange(keep + 1, 1 << 16)
     alive_r = None
     if setup["level"] == "strong":
-        _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        confine.unshare(confine.NAMESPACES)
         alive_r, alive_w = os.pipe()  # its write end closes when this process dies, whenever that is
         pid = os.fork()  # the new PID namespace holds this process's children, not itself
         if pid:
@@ -582,101 +566,9 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         os.close(alive_w)
         parent_gone = lambda: bool(select.select([alive_r], [], [], 0)[0])  # getppid() is 0 in a new PID namespace
-        _die_with_parent(parent_gone)
-    enter(setup)
-    _die_with_parent(parent_gone)  # the change of uid cleared the signal
+        confine.die_with_parent(parent_gone)
+    confine.enter(setup)
+    confine.die_with_parent(parent_gone)  # the change of uid cleared the signal
     if alive_r is not None:
         os.close(alive_r)
     serve(sock)
-
-
-def _die_with_parent(parent_gone) -> None:
-    """SIGKILL when the parent dies, and an end now if it died already (it would then send nothing)."""
-    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if parent_gone():
-        os._exit(70)
-
-
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
-_MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
-
-
-def _mount(src, target, fstype, flags, data=None) -> None:
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    enc = lambda s: s.encode() if isinstance(s, str) else s
-    if libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {src} on {target}: {os.strerror(err)}")
-
-
-def enter(setup: dict) -> None:
-    """Apply the sandbox to this process: mounts, uid, no new privileges, limits, environment, cwd."""
-    level, uid, lim = setup["level"], setup.get("uid"), setup["limits"]
-    if level == "strong":
-        _strong_mounts(setup)
-    if level in ("strong", "process") and uid is not None and os.geteuid() == 0:
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    if level != "none":
-        import ctypes
-        import resource
-
-        ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
-        for res, value in ((resource.RLIMIT_NPROC, lim["processes"]), (resource.RLIMIT_NOFILE, lim["open_files"]),
-                           (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(res, (value, value))
-    os.environ.clear()
-    os.environ.update(setup["env"])
-    os.chdir(setup["inner_work"])
-
-
-def _strong_mounts(setup: dict) -> None:
-    work, needed, hidden = setup["work"], setup["needed"], [h for h in setup["hidden"] if os.path.isdir(h)]
-    covered = hidden + ["/tmp", "/var/tmp"]
-    under = lambda p, roots: any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
-    inside = lambda p: any(p.startswith(r.rstrip("/") + "/") for r in covered)  # strictly below a covered root
-    keep = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in needed
-            if inside(p) and os.path.isdir(p) and not (work + "/").startswith(p.rstrip("/") + "/")}
-    work_fd = os.open(work, os.O_PATH | os.O_DIRECTORY)
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this PID namespace's processes only
-    for mp, opts in _mounts():
-        if under(mp, ["/proc", "/sys", "/dev"]):
-            continue
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        for name, bit in _MOUNT_FLAGS.items():
-            if name in opts:
-                flags |= bit
-        try:
-            _mount(None, mp, None, flags)
-        except OSError as e:
-            if mp == "/":
-                raise
-            print(f"sandbox: {mp} stays as it was: {e}", file=sys.stderr)
-    for h in hidden:
-        _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
-    for target in ("/tmp", "/var/tmp"):
-        if os.path.isdir(target):
-            _mount(f"/proc/self/fd/{work_fd}", target, None, MS_BIND)
-            _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)  # a bind inherits read-only
-    if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={setup['limits']['shm_bytes']},mode=1777")
-    for p, fd in sorted(keep.items()):
-        os.makedirs(p, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
-        _mount(None, p, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
-    for fd in list(keep.values()) + [work_fd]:
-        os.close(fd)
-
-
-def _mounts() -> list[tuple[str, set]]:
-    out = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            parts = line.split()
-            mp = parts[4].replace("\\040", " ")
-            out.append((mp, set(parts[5].split(","))))
-    return out
