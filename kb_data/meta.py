@@ -5,6 +5,7 @@ A forward that needs real values (data-dependent shapes, `.item()`) runs on the 
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import weakref
 from dataclasses import dataclass
@@ -176,7 +177,8 @@ def analyze_on(lp, device: str, with_trace: bool) -> MetaResult:
         res.state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in state.items()]
         res.inputs = [dict(_tensor_spec(x), generator=g) for x, g in zip(inputs, generators)]
         flop_counter = FlopCounterMode(display=False)
-        with torch.no_grad(), flop_counter:
+        memo = MetaKernelMemo() if device == "meta" else contextlib.nullcontext()
+        with torch.no_grad(), memo, flop_counter:  # entered first: the memo sits right above the kernels
             if recorder:
                 with recorder:
                     out = model(*inputs)
@@ -207,6 +209,62 @@ def _tensor_spec(x) -> dict:
     if isinstance(x, torch.Tensor):
         return {"name": None, "shape": list(x.shape), "dtype": dtype_name(x.dtype)}
     return {"name": None, "shape": [], "dtype": type(x).__name__}
+
+
+_SCALARS = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def _arg_key(a, offsets: bool = True):
+    """What a meta kernel can see of an argument (a meta tensor's metadata, a plain value); None: not a key.
+    `offsets=False`: without tensors' storage offsets, which a functional op's fresh output does not depend on."""
+    if type(a) in (torch.Tensor, torch.nn.Parameter):
+        if a.device.type != "meta":
+            return None
+        return (a.shape, a.stride(), a.dtype, a.storage_offset()) if offsets else (a.shape, a.stride(), a.dtype)
+    if isinstance(a, (list, tuple)):
+        keys = tuple(_arg_key(x, offsets) for x in a)
+        return None if None in keys else (type(a), keys)
+    return (type(a), a) if isinstance(a, _SCALARS) else None
+
+
+class MetaKernelMemo(TorchDispatchMode):
+    """Gives a functional op called again with the same argument metadata fresh meta tensors of the output metadata
+    it had the first time, without running its meta kernel again (a Python reference of ~0.5 ms an op: a recurrent
+    network repeats the same few ops at every step). Views and in-place ops always run: their outputs alias."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: dict = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        schema = func._schema
+        returns = [r.alias_info for r in schema.returns]
+        first = schema.arguments[0].alias_info if schema.arguments else None
+        in_place = (len(returns) == 1 and returns[0] is not None and returns[0].is_write and first is not None
+                    and first.before_set == returns[0].before_set)  # `op_(Tensor(a!) self, ...) -> Tensor(a!)`
+        key = None
+        if in_place or (not schema.is_mutable and all(r is None for r in returns)):
+            key = _arg_key((args, tuple(sorted(kwargs.items()))), offsets=in_place)
+        if key is not None and (func, key) in self.seen:
+            kind, specs = self.seen[func, key]
+            if kind == "self":
+                return args[0]
+            fresh = [torch.empty_strided(shape, stride, dtype=dtype, device="meta") for shape, stride, dtype in specs]
+            return fresh[0] if kind is None else kind(fresh)
+        out = func(*args, **kwargs)
+        if key is None:
+            return out
+        if in_place:
+            if out is args[0] and _arg_key(out) == key[1][0][1][0]:  # metadata unchanged (not resize_, t_, ...)
+                self.seen[func, key] = ("self", None)
+            return out
+        outs = [out] if type(out) is torch.Tensor else out if isinstance(out, (list, tuple)) else None
+        if outs is not None and all(
+                type(o) is torch.Tensor and o.device.type == "meta" and o.storage_offset() == 0 for o in outs):
+            self.seen[func, key] = (None if outs is not out else type(out),
+                                    [(o.shape, o.stride(), o.dtype) for o in outs])
+        return out
 
 
 class AtenRecorder(TorchDispatchMode):

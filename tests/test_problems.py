@@ -78,6 +78,61 @@ def test_meta_analysis_computes_nothing_and_gets_shapes_flops_bytes():
     assert [i["generator"] for i in m.inputs] == ["randn", "randn"]
 
 
+def test_the_meta_kernel_memo_changes_no_fact_of_a_recurrent_problem(tmp_path, monkeypatch):
+    """The meta analysis replays the output metadata of an op it has seen with the same argument metadata instead of
+    running its (Python) meta kernel again: an LSTM's trace, FLOPs, shapes and bytes are those of the plain run. The
+    forward also changes metadata in place (unsqueeze_, squeeze_, t_) and takes views, which the memo must run every time."""
+    import contextlib
+
+    from kb_data import meta
+
+    (tmp_path / "v0.1" / "level3").mkdir(parents=True)
+    path = tmp_path / "v0.1" / "level3" / "1_TinyLSTM.py"
+    path.write_text("""import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        y = self.fc(out[:, -1, :])
+        a, b = y.clone(), y.clone()
+        a.unsqueeze_(0)
+        b.unsqueeze_(0)  # the same in-place op on the same metadata again: it must run again
+        c = b.clone().squeeze_().t_()
+        return torch.cat([torch.cat([a, b]).flatten(), c.flatten(), out.transpose(0, 1)[0].sigmoid().sum(0)])
+
+
+def get_inputs():
+    return [torch.randn(3, 40, 8)]
+
+
+def get_init_inputs():
+    return []
+""")
+    lp = load_problem(path, tmp_path)
+    seen = []
+    real = meta.MetaKernelMemo
+
+    class Counting(real):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(len(self.seen))
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    monkeypatch.setattr(meta, "MetaKernelMemo", Counting)
+    memo = meta.analyze_on(lp, "meta", with_trace=True)
+    monkeypatch.setattr(meta, "MetaKernelMemo", contextlib.nullcontext)
+    plain = meta.analyze_on(lp, "meta", with_trace=True)
+    assert memo.error is None and memo == plain
+    assert memo.outputs == [{"shape": [24 + 12 + 16], "dtype": "float32"}] and memo.flops > 0
+    assert len(seen) > 10 * max(seen)  # most ops were replayed, not run
+
+
 def test_input_generators_survive_reused_ids():
     """An input's generator label follows the tensor, not its id: temporaries of get_inputs die and their ids are
     reused by later tensors (v3/graphics/particles gave `randn` for its scalar `dt` in one build of four)."""
