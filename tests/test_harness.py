@@ -1168,11 +1168,14 @@ def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, mon
     assert again.status == "ok" and "build" not in json.loads(again.harness_seconds)
     assert json.loads(again.flag_details)["build_cache"] == "hit"
 
-    broken = _grade(code.replace("return y;", "return y"), timeout_s=600)
+    # nvcc's flag given to the C++ compiler (an agent's usual slip): it fails at once, where a syntax error would
+    # fail only after parsing torch/extension.h (~25 s here)
+    broken_code = code.replace("verbose=False", "verbose=False, extra_cflags=['--use_fast_math']")
+    broken = _grade(broken_code, timeout_s=600)
     assert broken.status == "compile_error" and broken.error.startswith("build:"), broken.error
-    assert "error" in broken.error and set(json.loads(broken.harness_seconds)) == {"worker_wall", "build"}
+    assert "use_fast_math" in broken.error and set(json.loads(broken.harness_seconds)) == {"worker_wall", "build"}
     assert broken.sandbox in ("strong", "process")
-    again = _grade(code.replace("return y;", "return y"), timeout_s=600)  # the compiler's failure is cached too
+    again = _grade(broken_code, timeout_s=600)  # the compiler's failure is cached too
     assert again.status == "compile_error" and again.error == broken.error and again.harness_seconds is None
 
 
