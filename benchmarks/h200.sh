@@ -46,7 +46,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 for step in "$@"; do
     case $step in
-    gpu-tests) timeout "${TESTS_TIMEOUT:-540}" python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py -s -v \
+    gpu-tests) timeout "${TESTS_TIMEOUT:-540}" python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py tests/test_timing.py tests/test_batch.py tests/test_baseline_sweep.py -s -v \
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
     gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "corpus_gpu" -s -v \
                     -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_corpus.log" 2>&1 ;;

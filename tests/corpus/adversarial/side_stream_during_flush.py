@@ -5,7 +5,7 @@ blocks are dispatched ahead of the flush's: the timed interval holds almost none
 (2026-12-01): the flush ahead of its calls took 82.9 us, ahead of the reference's 68.6 us. On a host too slow to
 launch it within the flush (another H200 machine that day), its work falls inside the interval: nothing gained
 (0.22 ms against the reference's 0.0125), and then only no_custom_kernel rejects it. Hence "caught": which flag
-depends on the host (tests/test_harness.py holds the flush check to the figures above).
+depends on the host (tests/test_timing.py holds the flush check to the figures above).
 Problem: v3/level1/26_GELU_
 Verdict: caught
 Device: cuda

@@ -1,0 +1,264 @@
+"""Grading many: the batch (resumable, past failures), the worker pool, the resident judge, Ray, the build stage."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from kb_data.problems import ProblemSet
+from kb_data.harness.batch import RecordSink, run_batch
+from kb_data.harness.grade import Options, grade
+from tests.corpus import CORPUS, SMALL_PROBLEMS
+from tests.harness_support import BAD, GELU, HONEST_GELU, _gpu_cache_released, _grade  # noqa: F401 (_gpu_cache_released: an autouse fixture)
+
+
+def _batch_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "subs"
+    d.mkdir()
+    (d / "26_GELU_.py").write_text(HONEST_GELU)
+    (d / "23_Softmax").mkdir()
+    (d / "23_Softmax" / "solution.py").write_text(BAD["forward_raises"][0])
+    (d / "19_ReLU.py").write_text("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+                                  "        return x.clamp_min(0)\n")
+    return d
+
+
+def test_batch_is_resumable_and_goes_on_past_failures(tmp_path, capsys):
+    subs, out = _batch_dir(tmp_path), tmp_path / "out"
+    opt = Options(device="cpu", trials=3, warmup=1)
+    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=True)
+    recs = {r.problem_id: r for r in sink.records()}
+    assert {k: r.status for k, r in recs.items()} == {GELU: "ok", "v3/level1/23_Softmax": "runtime_error",
+                                                       "v0.1/level1/19_ReLU": "ok"}
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()[-1]  # the bar's last state: the verdicts so far
+    assert "3/3" in bar and "ok=2" in bar and "failed=1" in bar, bar
+    assert (out / "records.parquet").exists()
+    lines = (out / "records.jsonl").read_text().splitlines()
+    again = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert len(again.records()) == 3  # nothing graded twice
+    keep = [line for line in lines if json.loads(line)["problem_id"] != GELU]
+    (out / "records.jsonl").write_text("\n".join(keep) + "\n" + '{"cut": ')  # a line cut by a crash
+    third = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert sorted(r.problem_id for r in third.records()) == sorted(recs)
+
+
+def test_a_harness_failure_on_one_job_loses_no_other_and_is_graded_again_on_resume(tmp_path, monkeypatch, capsys):
+    import kb_data.harness.batch as batch
+
+    subs, out = _batch_dir(tmp_path), tmp_path / "out"
+    opt = Options(device="cpu", trials=3, warmup=1)
+    real = batch.grade
+
+    def flaky(problem, code, **kw):  # the harness itself fails (not the submission) on one job
+        if problem.problem_id == "v3/level1/23_Softmax":
+            raise OSError("disk full while writing the judge's log")
+        return real(problem, code, **kw)
+
+    monkeypatch.setattr(batch, "grade", flaky)
+    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert sorted(r.problem_id for r in sink.records()) == sorted([GELU, "v0.1/level1/19_ReLU"])
+    assert len(sink.harness_failures) == 1 and "23_Softmax" in sink.harness_failures[0]
+    assert "disk full" in sink.harness_failures[0] and "OSError" in capsys.readouterr().err
+    monkeypatch.setattr(batch, "grade", real)
+    again = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    assert again.harness_failures == []
+    assert {r.problem_id: r.status for r in again.records()}["v3/level1/23_Softmax"] == "runtime_error"
+
+
+def _verdict_flags(rec):
+    """Flags that decide a verdict; timing-dependent informational ones (excessive_speedup) may differ."""
+    from kb_data.schema import INFORMATIONAL_FLAGS
+
+    return [f for f in rec.flags if f not in INFORMATIONAL_FLAGS]
+
+
+def test_worker_pool_gives_the_same_records_as_one_worker(tmp_path):
+    subs = _batch_dir(tmp_path)
+    opt = Options(device="cpu", trials=3, warmup=1)
+    one = run_batch(subs, tmp_path / "one", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    two = run_batch(subs, tmp_path / "two", problems_root=SMALL_PROBLEMS, options=opt, workers=2, progress=False)
+    key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, _verdict_flags(r))
+    assert sorted(map(key, one.records())) == sorted(map(key, two.records()))
+
+
+def test_a_resident_judge_gives_the_same_records_as_a_fresh_judge_per_submission(tmp_path):
+    """Per-problem reference reuse changes nothing a record says: the same batch (several submissions of one problem,
+    an honest, a wrong and a failing one among them) graded with the judge kept between them and with a fresh one
+    for each gives the same verdicts, flags and errors; only the kept judge's records say it reused the reference."""
+    subs = _batch_dir(tmp_path)
+    for i, tail in enumerate([" * 1.0", " * 2.0", " + 0.0"]):
+        (subs / f"g{i}").mkdir()
+        (subs / f"g{i}" / "solution.py").write_text(HONEST_GELU.rstrip() + tail + "\n")
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({"problem": GELU if p.parent.name.startswith("g") else
+                                            (p.parent.name if p.name == "solution.py" else p.stem),
+                                            "submission": str(p)}) + "\n"
+                                for p in sorted(subs.rglob("*.py"))))
+    opt = Options(device="cpu", trials=3, warmup=1)
+    kept = run_batch(manifest, tmp_path / "kept", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    fresh = run_batch(manifest, tmp_path / "fresh", problems_root=SMALL_PROBLEMS, workers=1, progress=False,
+                      options=replace(opt, resident_judge=False))
+    key = lambda r: (r.problem_id, r.solution_sha256, r.status, r.correct, _verdict_flags(r),
+                     (r.error or "").split(":")[0])
+    assert sorted(map(key, kept.records())) == sorted(map(key, fresh.records()))
+    reused = lambda sink: sum("resident" in str(json.loads(r.flag_details or "{}").get("judge")) for r in sink.records())
+    assert reused(fresh) == 0
+    assert reused(kept) == (2 if os.geteuid() == 0 else 0)  # GELU's third and fourth (the first two prepare it)
+    assert {r.status for r in kept.records() if r.problem_id == GELU} == {"ok", "incorrect"}
+
+
+def test_ray_grades_the_same_as_the_local_path(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is the optional 'ray' extra")
+    subs = _batch_dir(tmp_path)
+    opt = Options(device="cpu", trials=3, warmup=1)
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
+    try:
+        via_ray = run_batch(subs, tmp_path / "ray", problems_root=SMALL_PROBLEMS, options=opt, use_ray=True,
+                            progress=False)
+    finally:
+        ray.shutdown()
+    local = run_batch(subs, tmp_path / "local", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
+    key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, _verdict_flags(r), r.problems_revision)
+    assert sorted(map(key, via_ray.records())) == sorted(map(key, local.records()))
+
+
+def test_record_sink_skips_torn_lines(tmp_path):
+    sink = RecordSink(tmp_path)
+    sink.path.write_text('{"problem_id": "a", "solution_sha256": "s", "model": "m"}\n{"trunc')
+    sink.close()
+    assert RecordSink(tmp_path).done == {"a|s|m"}
+
+
+def test_a_second_batch_into_the_same_folder_is_refused_and_a_manifest_grades_each_job_once(tmp_path):
+    from kb_data.harness.batch import OutputBusy
+
+    first = RecordSink(tmp_path / "out")
+    with pytest.raises(OutputBusy, match="being written by another batch"):
+        RecordSink(tmp_path / "out")
+    first.close()
+    RecordSink(tmp_path / "out").close()  # free again once the first batch is done
+    sub = tmp_path / "gelu.py"
+    sub.write_text((CORPUS / "honest" / "torch_gelu_erf.py").read_text())
+    manifest = tmp_path / "jobs.jsonl"
+    manifest.write_text("".join(json.dumps({"problem": GELU, "submission": str(sub), "model": "m"}) + "\n"
+                                for _ in range(3)))
+    sink = run_batch(manifest, tmp_path / "once", problems_root=SMALL_PROBLEMS,
+                     options=Options(device="cpu", trials=3, warmup=1), workers=1, progress=False)
+    assert [r.status for r in sink.records()] == ["ok"]
+
+
+def test_run_per_device_hands_each_item_to_one_device_and_stops_when_told():
+    from kb_data.harness.worker import run_per_device
+
+    seen = []
+    run_per_device(["cuda:0", "cuda:1", "cuda:2"], range(20), lambda d, x: seen.append((d, x)))
+    assert sorted(x for _, x in seen) == list(range(20))
+    done = []
+    run_per_device(["cuda:0", "cuda:1"], range(20), lambda d, x: done.append(x), stop=lambda: len(done) >= 5)
+    assert 5 <= len(done) <= 6 and len(set(done)) == len(done)  # each device checks before its next item
+
+
+def test_map_per_device_goes_on_past_a_failing_item_and_run_per_device_raises_it():
+    from kb_data.harness.worker import map_per_device, run_per_device
+
+    def handle(device, x):
+        if x == 3:
+            raise ValueError("item 3")
+        return x * 10
+
+    got = list(map_per_device(["cuda:0", "cuda:1"], range(8), handle))
+    assert sorted(x for x, _, e in got if e is None) == [0, 1, 2, 4, 5, 6, 7]
+    assert sorted(r for _, r, e in got if e is None) == [0, 10, 20, 40, 50, 60, 70]
+    assert [(x, str(e)) for x, _, e in got if e is not None] == [(3, "item 3")]
+    with pytest.raises(ValueError, match="item 3"):
+        run_per_device(["cuda:0"], range(8), handle)
+
+
+CPP_GELU = r'''
+import torch, torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+SRC = """
+#include <torch/extension.h>
+#include <cmath>
+torch::Tensor gelu(torch::Tensor x) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const float* xp = xc.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  for (int64_t i = 0; i < xc.numel(); ++i) yp[i] = 0.5f * xp[i] * (1.0f + std::erf(xp[i] * 0.70710678f));
+  return y;
+}
+"""
+ext = load_inline("kb_test_gelu_cpu_BUILD_TAG", cpp_sources=SRC, functions=["gelu"], verbose=False)
+class Model(nn.Module):
+    def forward(self, x):
+        return ext.gelu(x)
+'''
+
+
+def test_extensions_are_built_before_grading_and_cached_by_content(tmp_path, monkeypatch):
+    """A load_inline submission is built in a CPU sandbox before its grading job (which holds the GPU's lock on a
+    GPU), its extensions directory cached by content and copied into the grading sandbox; the same source graded
+    again skips the build stage. A build that fails is a compile_error from the build stage, and the grading job
+    never runs."""
+    monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
+    code = CPP_GELU.replace("BUILD_TAG", tmp_path.name.replace("-", "_"))
+    first = _grade(code, timeout_s=600)
+    stages = json.loads(first.harness_seconds)
+    assert first.status == "ok", first.error
+    assert "build" in stages and "setup" in stages  # built first, then graded
+    assert json.loads(first.flag_details)["build_cache"] == "hit"  # the grading sandbox got the build
+    assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 1
+    again = _grade(code, timeout_s=600)
+    assert again.status == "ok" and "build" not in json.loads(again.harness_seconds)
+    assert json.loads(again.flag_details)["build_cache"] == "hit"
+
+    # nvcc's flag given to the C++ compiler (an agent's usual slip): it fails at once, where a syntax error would
+    # fail only after parsing torch/extension.h (~25 s here)
+    broken_code = code.replace("verbose=False", "verbose=False, extra_cflags=['--use_fast_math']")
+    broken = _grade(broken_code, timeout_s=600)
+    assert broken.status == "compile_error" and broken.error.startswith("build:"), broken.error
+    assert "use_fast_math" in broken.error and set(json.loads(broken.harness_seconds)) == {"worker_wall", "build"}
+    assert broken.sandbox in ("strong", "process")
+    again = _grade(broken_code, timeout_s=600)  # the compiler's failure is cached too
+    assert again.status == "compile_error" and again.error == broken.error and again.harness_seconds is None
+
+
+def test_a_batch_builds_each_extension_once_ahead_of_its_grade(tmp_path, monkeypatch):
+    """run_pool's build stage compiles the queued submissions' extensions while the device threads grade. Two jobs
+    of one source (two models) are built once in all: by the build stage, or by a grade that came first, the others
+    waiting on the build's lock and taking it from the cache; both grade ok."""
+    from kb_data.harness.batch import BatchJob, run_pool
+
+    monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
+    code = CPP_GELU.replace("BUILD_TAG", tmp_path.name.replace("-", "_"))
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    todo = [(BatchJob(GELU, "sub.py", model), problem, code, model) for model in ("a", "b")]
+    records, built = [], []
+    failures = run_pool(todo, ["cpu"], Options(trials=3, warmup=1, timeout_s=600), None,
+                        lambda rec, base: records.append(rec), built.append)
+    assert failures == [] and [r.status for r in records] == ["ok", "ok"], [(r.status, r.error) for r in records]
+    assert len(built) == 2 and {r.model for r in records} == {"a", "b"}
+    # a compiler run shows as build_s in the build stage's result or as a "build" stage in the record
+    builds = sum("build_s" in b for b in built) + sum("build" in json.loads(r.harness_seconds) for r in records)
+    assert builds == 1, (built, [r.harness_seconds for r in records])
+    assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 1
+
+
+def test_the_grading_parent_asks_a_worker_for_the_devices(monkeypatch):
+    """The grading process never calls into torch.cuda: the default device, the GPU's name and the device count
+    come from a worker child (worker.cuda_devices). On the H200 a parent that had initialised CUDA made
+    torch.compile fail inside the candidate's sandbox."""
+    from kb_data.harness.batch import visible_devices
+
+    called = []
+    for name, value in (("is_available", False), ("device_count", 0), ("get_device_name", "none"),
+                        ("get_device_capability", (0, 0)), ("init", None)):
+        monkeypatch.setattr(torch.cuda, name, lambda *a, _n=name, _v=value, **k: called.append(_n) or _v)
+    rec = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=Options(trials=3, warmup=1, timeout_s=120))[0]
+    assert rec.status == "ok", rec.error
+    assert visible_devices("auto") and called == []

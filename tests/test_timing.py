@@ -1,0 +1,312 @@
+"""Timing on real parts: paired ABBA trials, the GPU-alone median, the flush and late-write checks, the timing bound."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import pytest
+import torch
+
+from kb_data.problems import ProblemSet
+from kb_data.schema import RunRecord
+from kb_data.harness import timing
+from kb_data.harness.grade import Options, grade
+from tests.harness_support import GELU, HONEST_GELU, _gpu_cache_released, _grade  # noqa: F401 (_gpu_cache_released: an autouse fixture)
+
+
+def test_timer_surface_detects_replacement(monkeypatch):
+    snap = timing.snapshot_surface()
+    assert timing.timer_surface_changes(snap) == []
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    assert timing.timer_surface_changes(snap) == ["time.perf_counter"]
+
+
+def test_timer_quantiles_and_cpu_timing():
+    t = timing.Timing([5.0, 1.0, 3.0, 2.0, 4.0], "cpu")
+    assert t.median_ms == 3.0 and t.p10_ms == pytest.approx(1.4) and t.p90_ms == pytest.approx(4.6)
+    calls = []
+    out = timing.Timer("cpu", l2_flush=False).run(lambda i: calls.append(i) or time.sleep(0.01), warmup=2, trials=4)
+    assert calls == list(range(6)) and len(out.times_ms) == 4 and all(9 <= x < 200 for x in out.times_ms)
+
+
+def test_paired_timing_alternates_abba_and_checks_whose_output_it_is():
+    """run_paired: both calls get the same number of trials, in ABBA order; each check sees only its own
+    call's outputs."""
+    from kb_data.harness.timing import Timer
+
+    order, seen = [], {"s": [], "o": []}
+
+    def subject(i):
+        order.append("s")
+        return ("s", i)
+
+    def other(i):
+        order.append("o")
+        return ("o", i)
+
+    t_s, t_o = Timer("cpu", l2_flush=False).run_paired(
+        subject, other, warmup=0, trials=6, check=lambda i, out: seen["s"].append(out),
+        check_other=lambda i, out: seen["o"].append(out))
+    assert "".join(order) == "soossoossoos"
+    assert len(t_s.times_ms) == len(t_o.times_ms) == 6
+    assert seen == {"s": [("s", i) for i in range(6)], "o": [("o", i) for i in range(6)]}
+
+
+def test_paired_ratio_pairs_the_trials_of_one_iteration():
+    """The median of per-iteration ratios, not the ratio of the medians: a clock change during the loop
+    moves both calls of an iteration alike and cancels."""
+    from kb_data.harness.timing import Timing, paired_ratio
+
+    subject = Timing([1.0, 1.0, 2.0, 2.0, 2.0], "cuda")  # the clock drops after two iterations
+    other = Timing([1.1, 1.1, 2.0, 2.0, 2.2], "cuda")     # the other side's noise: one ratio of 1.0, one 1.1 more
+    assert paired_ratio(subject, other) == pytest.approx(1.1)
+    assert other.median_ms / subject.median_ms == pytest.approx(1.0)  # the medians miss it
+    assert paired_ratio(Timing([1.0, 2.0, 3.0, 4.0], "cuda"), Timing([4.4, 3.3, 2.2, 1.1], "cuda")) == \
+        pytest.approx((1.65 + 2.2 / 3) / 2)
+    # a call under the event timer's resolution reads 0 ms: that pair says nothing, and no pair at all, no ratio
+    assert paired_ratio(Timing([0.0, 1.0, 1.0], "cuda"), Timing([0.5, 1.2, 1.2], "cuda")) == pytest.approx(1.2)
+    assert paired_ratio(Timing([0.0], "cuda"), Timing([0.5], "cuda")) is None
+
+
+def test_speedup_is_the_paired_ratio_only_for_a_paired_baseline():
+    from kb_data.harness.grade import _apply_fail_flags
+
+    rec = RunRecord(record_id="x", suite="v3", status="ok", correct=True, ref_ms=2.0, sol_ms=1.0, flags=[],
+                    baseline_source="paired")
+    _apply_fail_flags(rec, {"paired_speedup": 2.1})
+    assert rec.speedup == 2.1
+    rec = replace(rec, baseline_source="measured")
+    _apply_fail_flags(rec, {"paired_speedup": 2.1})
+    assert rec.speedup == 2.0
+    rec = replace(rec, baseline_source="paired", flags=["timer_tampered"])
+    _apply_fail_flags(rec, {"paired_speedup": 2.1})
+    assert rec.status == "rejected" and rec.speedup is None
+
+
+def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
+    """The outputs copied right after a timed call's end event against the same outputs after the device sync
+    (timing._snapshot, timing._same): equal bits pass, NaN included; any changed element, shape or dtype does not;
+    outputs too large to copy are not checked there (the side-stream check in the dynamic checks still runs)."""
+    y = torch.randn(64, 33)[:, :32]  # not contiguous
+    y[0, 0] = float("nan")
+    snap = timing._snapshot(y)
+    assert timing._same(snap, y) and timing._same(timing._snapshot((y, 3, y.sum())), (y, 3, y.sum()))
+    z = y.clone()
+    z[5, 7] += 1e-6
+    assert not timing._same(snap, z)
+    assert not timing._same(snap, y.double()) and not timing._same(snap, y.reshape(-1)) and not timing._same(snap, (y, y))
+    assert timing._snapshot(3.0) is None
+    monkeypatch.setattr(timing, "SNAPSHOT_MAX_BYTES", y.numel() * 4 - 1)
+    assert timing._snapshot(y) is None and timing._snapshot(y[:8]) is not None
+
+
+def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
+    """The flush's GPU time ahead of the candidate's timed calls against the same flush in its calibration calls,
+    before the submission loaded (judge._flush_check), with the H200's figures: work on a stream that does not wait
+    for the caller's shares the GPU with the flush (82.9 against 68.6 us). The reference's flush, timed in the
+    judge's process, is kept beside them and never compared. Without a calibration figure there is nothing to judge."""
+    from kb_data.harness import judge
+    from kb_data.rules import CHECKS
+
+    def timed(flush_ms):
+        return timing.Timing([0.01] * len(flush_ms), "cuda", flush_ms=flush_ms)
+
+    for cand, calib, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
+                                 (0.0740, 0.0686, False), (0.0770, 0.0686, False)):  # +12%: under the 15% bound
+        res = {"flags": [], "flag_details": {}}
+        judge._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res, CHECKS)
+        assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib)
+        assert res["flag_details"]["flush_ms"] == {"candidate": cand, "calibration": calib, "reference": 0.05}
+    res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figures kept
+    judge._flush_check(timed([0.0841] * 3), 0.0686, None, res, CHECKS)
+    assert res["flags"] == ["side_stream_work"] and res["flag_details"]["flush_ms"] == {"candidate": 0.0841,
+                                                                                          "calibration": 0.0686}
+    res = {"flags": [], "flag_details": {}}
+    judge._flush_check(timed([0.0841] * 3), None, None, res, CHECKS)
+    assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841, "calibration": None}}}
+    res = {"flags": [], "flag_details": {}}  # the CPU: no flush timed on a device
+    judge._flush_check(timing.Timing([1.0], "cpu"), None, timing.Timing([1.0], "cpu"), res, CHECKS)
+    assert res == {"flags": [], "flag_details": {}}
+
+
+def test_a_flush_far_shorter_than_calibrated_or_missing_is_timer_tampered():
+    """A candidate that drops its own timer's L2 flush (red team, 2026-12-02: its calls then found their inputs in
+    cache) reports a flush far under its calibration's, or none: `timer_tampered`. Honest flushes on the H200 stood
+    at 0.78-1.2x their calibration (BENCHMARKS.md)."""
+    from kb_data.harness import judge
+    from kb_data.rules import CHECKS
+
+    def flagged(flush_ms, calib):
+        res = {"flags": [], "flag_details": {}}
+        judge._flush_check(timing.Timing([0.01] * max(1, len(flush_ms)), "cuda", flush_ms=flush_ms), calib, None, res,
+                           CHECKS)
+        return res["flags"]
+
+    assert flagged([0.0031] * 3, 0.0686) == ["timer_tampered"]
+    assert flagged([], 0.0686) == ["timer_tampered"]
+    assert flagged([0.0606] * 3, 0.0780) == [] and flagged([0.0690] * 3, 0.0686) == []
+    assert flagged([], None) == []
+
+
+LATE_GELU = '''
+import torch, torch.nn as nn
+class Model(nn.Module):
+    """Writes its output on a private stream that the caller's stream never waits for: forward returns (and the
+    end event is recorded) while the write is still ~0.1 ms away."""
+    def __init__(self):
+        super().__init__()
+        self.side = torch.cuda.Stream()
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            torch.cuda._sleep(1_000_000)
+            out.copy_(torch.nn.functional.gelu(x))
+        return out
+'''
+
+
+FLUSH_GELU = '''
+import torch, torch.nn as nn
+class Model(nn.Module):
+    """Copies 4 GiB on a private high-priority stream that does not wait for the caller's (so it runs beside the
+    harness's L2 flush, queued ahead of the call, its blocks dispatched ahead of the flush's), then waits for the
+    caller's stream and computes GELU there; the caller's stream waits for it: the output is right and complete at
+    the end event. The copies stand for any work a submission would hide in the flush."""
+    def __init__(self):
+        super().__init__()
+        self.side = torch.cuda.Stream(priority=-1)
+        self.src = torch.empty(1 << 28, device="cuda")
+        self.dst = torch.empty_like(self.src)
+    def forward(self, x):
+        main = torch.cuda.current_stream()
+        with torch.cuda.stream(self.side):
+            for _ in range(4):
+                self.dst.copy_(self.src)
+            self.side.wait_stream(main)
+            y = torch.nn.functional.gelu(x)
+        main.wait_stream(self.side)
+        return y
+'''
+
+
+def _time_on_gpu(code: str, flush_bytes: int | None = None) -> dict:
+    """`code` (torch ops: framework ops allowed) graded on the GPU against the GELU problem, its timing paired with
+    the eager reference: status and flags."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    opt = Options(device="cuda:0", trials=20, warmup=2, measure_baseline=False, compile_baseline=False,
+                  require_custom_kernel=False, extra={"l2_flush_bytes": flush_bytes} if flush_bytes else {})
+    rec, _ = grade(ProblemSet().load(GELU), code, options=opt)
+    print(f"status {rec.status} flags {rec.flags} details {rec.flag_details}", flush=True)
+    return {"status": rec.status, "flags": rec.flags, "flag_details": json.loads(rec.flag_details or "{}")}
+
+
+@pytest.mark.gpu
+def test_a_late_output_write_in_the_timed_calls_is_side_stream_work():
+    """Output written on a stream the caller's never waits for: the candidate copies its outputs into the judge's
+    slots on the caller's stream as soon as forward returns, so the write lands after the copy and the outputs the
+    judge compares are wrong (incorrect); where a copy happened to see it complete, the timed call's late write is
+    side_stream_work. Either way no speedup is granted for work outside the timed interval."""
+    res = _time_on_gpu(LATE_GELU)
+    assert res["status"] == "incorrect" or "side_stream_work" in res["flags"], res
+    honest = _time_on_gpu(HONEST_GELU)
+    assert honest["status"] == "ok" and honest["flags"] == [], honest
+
+
+@pytest.mark.gpu
+def test_work_run_during_the_l2_flush_is_side_stream_work():
+    """Copies launched on a private high-priority stream that does not wait for the caller's, outside every timed
+    interval: where they run beside the L2 flush ahead of a timed call they slow it past the same flush in the
+    candidate's calibration calls (side_stream_work); where they run between the batch's intervals the round trip
+    holds them and the claims fall under the judge's clock (timer_tampered). On the H200 (2026-12-02, timed batches)
+    it was the second, with half these copies (0.95 ms a call) once flagged and once 5 us under the bound's 1 ms
+    margin: the copies are sized well over it. Either way the work outside the intervals earns nothing. The flush is
+    2 GiB here (about 0.5 ms on the H200), so that the host launches the copies while it runs whatever its speed."""
+    res = _time_on_gpu(FLUSH_GELU, flush_bytes=2 << 30)
+    assert res["status"] == "rejected", res
+    assert {"side_stream_work", "timer_tampered"} & set(res["flags"]), res
+    honest = _time_on_gpu(HONEST_GELU, flush_bytes=2 << 30)
+    assert honest["status"] == "ok" and honest["flags"] == [], honest
+
+
+@pytest.mark.gpu
+def test_the_gpu_alone_median_leaves_the_hosts_work_out_and_refuses_a_host_sync():
+    """Timer.run_gpu_alone on three calls of one small kernel: with 2 ms of host work before the launch the graded
+    median holds it and the GPU-alone one does not; 40 ms of host work outlasts the first head start (10 ms), which
+    grows until it covers it; a forward that reads a value back to the host cannot be covered at all."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    x = torch.randn(1 << 20, device="cuda:0")
+
+    def busy(ms):
+        def call(_i):
+            t0 = time.perf_counter()
+            while (time.perf_counter() - t0) * 1e3 < ms:
+                pass
+            return x * 2
+        return call
+
+    timer = timing.Timer("cuda:0")
+    graded = timer.run(busy(2.0), warmup=3, trials=30).median_ms
+    alone = timer.run_gpu_alone(busy(2.0), trials=30)
+    kernel = timer.run_gpu_alone(busy(0.0), trials=30)
+    long = timer.run_gpu_alone(busy(40.0), trials=10)
+    synced = timer.run_gpu_alone(lambda _i: (x * 2).sum().item(), trials=10)
+    print(f"graded {graded:.4f} alone {alone.median_ms:.4f} kernel {kernel.median_ms:.4f}; 40 ms host: head start "
+          f"{long.head_start_ms} median {long.median_ms}; sync: {synced.error}", flush=True)
+    assert graded > 1.9 and alone.error is None and alone.median_ms < 0.2
+    assert abs(alone.median_ms - kernel.median_ms) < 0.02 + 0.1 * kernel.median_ms
+    assert long.error is None and long.head_start_ms >= 40 and long.median_ms < 0.2
+    assert synced.median_ms is None and "waits for the GPU" in synced.error
+
+
+@pytest.mark.gpu
+def test_calibration_times_the_fixed_work_within_the_gpus_limits():
+    """timing.calibrate on the GPU: one median per figure, each no faster than the hardware allows (the copy moves
+    2 GiB: at most ~4.8 TB/s on an H200, so over 0.4 ms; 64 dependent kernels take over 64 x 0.8 us)."""
+    cal = timing.calibrate("cuda:0") if torch.cuda.is_available() else pytest.skip("needs a CUDA GPU")
+    print(f"calibration {cal}", flush=True)
+    assert set(cal) == set(timing.CALIBRATION_WORK)
+    assert cal["copy_ms"] > 0.4 and cal["launch_ms"] > 0.05 and 0.2 < cal["gemm_ms"] < 50
+
+
+def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven():
+    """A stall of the judge's host inflates some batches' round trips, never shrinks one: an honest candidate with
+    one stalled batch of three is not `timer_tampered`. A claim under the truth in most batches is, and so is one
+    batch's claim over its whole round trip (red team, 2026-12-02: one over-claimed batch, then 0.25x claims, passed
+    the bound that only the batch most in the candidate's favour decided, at 5x on GELU)."""
+    from kb_data.harness import judge
+    from kb_data.rules import CHECKS
+
+    cpu = torch.device("cpu")
+    batch = lambda wall, claim, k=4, counted=True: judge._batch_bound(wall * k, k, claim, counted, 0.2, CHECKS, cpu)
+
+    def bound(*batches):
+        res = {"flags": [], "flag_details": {}}
+        judge._bound_claims(res, list(batches), 0.2, CHECKS, cpu)  # ms per call: round trip, claim
+        return res
+
+    res = bound(batch(2.1, 1.0), batch(250.0, 1.1), batch(2.3, 1.0))
+    assert res["flags"] == [] and res["flag_details"]["timing_bound"]["over_bound"] == 1
+    assert bound(batch(40.2, 0.01), batch(41.0, 0.01), batch(40.5, 0.02))["flags"] == ["timer_tampered"]
+    whitewash = bound(batch(40.0, 800.0, counted=False), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
+    assert whitewash["flags"] == ["timer_tampered"] and whitewash["flag_details"]["timing_bound"]["over_round_trip"] == 1
+    plausible_first = bound(batch(40.0, 39.0), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
+    assert plausible_first["flags"] == ["timer_tampered"]
+    assert bound(batch(40.0, 39.0), batch(40.2, 39.5), batch(40.5, 10.0), batch(40.1, 39.0))["flags"] == []
+    single = bound(batch(2.0, 1.0, counted=False), batch(40.0, 1.0))  # one counted batch, stalled: floored, forgiven
+    assert single["flags"] == [] and single["flag_details"]["timing_bound"]["over_bound"] == 1
+    assert bound(batch(40.0, 1.0), batch(41.0, 1.0))["flags"] == ["timer_tampered"]
+    assert bound(batch(2.0, 1.0, counted=False))["flags"] == ["check_failed"]
+    assert bound()["flags"] == ["check_failed"]
+
+
+def test_a_job_may_cap_the_timed_calls_per_round_trip():
+    """The noise benchmark's --max-batch: the judge sends at most that many timed calls per round trip."""
+    capped = _grade(HONEST_GELU, extra={"max_batch": 1})
+    default = _grade(HONEST_GELU)
+    assert capped.status == default.status == "ok"
+    rounds = lambda rec: json.loads(rec.flag_details)["timing_bound"]["calls_per_round_trip"]
+    assert rounds(capped) == 1 and rounds(default) > 1
