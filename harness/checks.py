@@ -61,7 +61,8 @@ CHECKS = {c.flag: c for c in (
     Check("stale_output", "judge", "kb_data.harness.judge:time_paired",
           "an output that does not match its own call's fresh inputs was cached, replayed or precomputed"),
     Check("lazy_output", "judge", "kb_data.harness.session:Candidate.outputs",
-          "a tensor subclass can defer or fake the work until someone reads it"),
+          "a tensor subclass, or a tuple or list subclass around the outputs, can defer or fake the work until someone "
+          "reads it"),
     Check("exceeds_roofline", "parent", "kb_data.harness.grade:_speed_checks",
           "faster than the GPU's peak compute and bandwidth allow"),
     Check("excessive_speedup", "parent", "kb_data.harness.grade:_speed_checks",

@@ -115,6 +115,12 @@ class Candidate:
     def outputs(self, reply: dict, ref_out, prefix: str = "") -> tuple[list | None, str | None]:
         """The candidate's outputs as private copies, or why they cannot be judged (structure, type, dtype)."""
         seen = channel.field(reply, "outputs", list, max_len=64)
+        kinds = [str(info.get("type", "")) if isinstance(info, dict) else "" for info in seen]
+        subclassed = [k.split(":", 1)[1] for k in kinds if k.startswith(("subclass:", "container:"))]
+        if subclassed:  # it can defer or fake the work until someone reads it
+            why = f"the output is (or holds) a subclass ({subclassed[0][:100]}), not a plain tuple, list or torch.Tensor"
+            flag(self.res, "lazy_output", why)
+            raise Stage("rejected", why)
         refs = _outputs(ref_out)
         if len(seen) != len(refs):
             return None, f"returned {len(seen)} outputs, expected {len(refs)}"
@@ -127,10 +133,6 @@ class Candidate:
             if not isinstance(r, torch.Tensor):
                 outs.append(None)
                 continue
-            if kind.startswith("subclass:"):  # it can defer or fake the work until someone reads it
-                why = f"{where}the output is a tensor subclass ({kind.split(':', 1)[1]}), not a plain torch.Tensor"
-                flag(self.res, "lazy_output", why)
-                raise Stage("rejected", why)
             if kind != "Tensor":
                 return None, f"{where}expected a tensor, got {kind.removeprefix('other:')}"
             shape, dtype = channel.field(info, "shape", list, max_len=16), channel.field(info, "dtype", str, max_len=40)
