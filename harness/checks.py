@@ -297,6 +297,19 @@ def reference_copy(ref, rebuild, state: dict | None = None):
     return new
 
 
+def out_of_memory(e: BaseException) -> bool:
+    """A failure to allocate, on the device (OutOfMemoryError) or the host (the CPU allocator's RuntimeError)."""
+    return isinstance(e, torch.OutOfMemoryError) or (
+        isinstance(e, RuntimeError) and ("out of memory" in str(e).lower() or "can't allocate memory" in str(e)))
+
+
+def fp64_out_of_memory(res, e: BaseException, where: str) -> None:
+    """The float64 comparison could not get its memory: a check that could not run, never a pass."""
+    flag(res, "check_failed", f"{where}: out of memory for the float64 reference ({str(e)[:120]})")
+    if torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
 def _fp64_errors(ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, float]] | str:
     """(reference's, candidate's) relative error to a float64 run of the reference, for every floating output.
     The float64 reference runs here, where the submission cannot reach; a string says why it could not."""
@@ -306,6 +319,8 @@ def _fp64_errors(ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, floa
         out64 = _call(ref64, ins64, rng, "the float64 reference")
         del ref64
     except Exception as e:  # ops without float64 kernels: a property of the problem, the same for every submission
+        if out_of_memory(e):  # not one: the candidate shares the device and the host, and can hold their memory
+            raise
         return f"the float64 reference cannot run: {type(e).__name__}: {str(e)[:120]}"
     out32 = _call(ref, clone_inputs(inputs), rng, "the reference")
     errors = []
@@ -331,7 +346,12 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     if why is not None:
         flag(res, "check_failed", f"fp64: {why}")
         return
-    errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
+    try:
+        errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
+    except Exception as e:
+        if not out_of_memory(e):
+            raise
+        return fp64_out_of_memory(res, e, "fp64")
     if isinstance(errors, str):
         res["flag_details"]["fp64_check"] = errors
         return

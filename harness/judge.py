@@ -18,7 +18,7 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import _fp64_errors, dynamic_checks, secret_weights
+from kb_data.harness.checks import _fp64_errors, dynamic_checks, fp64_out_of_memory, out_of_memory, secret_weights
 from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution,
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
@@ -345,7 +345,13 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         t = inputs = ref_out = outs = calls = None  # what this batch made is freed before the next one's
         i, batches = i + k, batches + 1
     for outs, inputs, rng in fp64_due:  # after the loop: a longer pause after one batch would say where a check fell
-        errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
+        try:
+            errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
+        except Exception as e:
+            if not out_of_memory(e):
+                raise
+            fp64_out_of_memory(res, e, "timed fp64")
+            break
         if isinstance(errors, list):
             ctx.setdefault("timed_fp64", []).extend(errors)
     del fp64_due

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from kb_data.harness import judge as judge_mod
 from kb_data.harness import sandbox, session
@@ -197,6 +198,31 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     after = events[timed[-1] + 1:]
     kept = next((n for n, e in enumerate(after) if e != "fp64"), len(after))  # the comparisons right after the loop
     assert kept == 4, events  # one secret check per eight of the 40 trials, at most four (one passed 2 runs of 3)
+
+
+def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch):
+    """The candidate shares the device and the host with the judge and can hold their memory when the float64
+    reference is built: an allocation failure there is a check that could not run (check_failed), not the
+    problem's lack of float64 kernels, which passed (red team, session 16: float16 products ok at 1.08x)."""
+    from kb_data.harness import checks
+    from kb_data.rules import rules_for, with_checks
+
+    real = checks.reference_copy
+
+    def copy(ref, rebuild, state=None):
+        if state is None:  # the float64 reference's copy; the weights check passes its perturbed state
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 7.50 GiB")
+        return real(ref, rebuild, state)
+
+    monkeypatch.setattr(checks, "reference_copy", copy)
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
+           "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",
+           "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30,
+           "trials": 16, "warmup": 1, "pair_reference": True, "max_batch": 4}
+    res = judge_mod.judge(job)
+    assert "check_failed" in res["flags"], (res["status"], res["flags"], res["flag_details"])
+    assert "out of memory for the float64 reference" in json.dumps(res["flag_details"])
 
 
 def _ints(x) -> set:
