@@ -440,9 +440,9 @@ def secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx) -> bool:
     """After the published seeds, the reference and the candidate both take secretly perturbed weights, loaded as
     grading loads weights, and keep them for the timed calls and every check: a submission specialised to the
     reference's default init earns the published seeds' correctness and nothing more. False (flagged
-    ignores_weights) when its output does not follow them; the seed is kept in the record."""
-    if rules["weights"] != "load_state_dict":
-        return True  # the suite builds the candidate from the init seed and loads nothing (v0.1)
+    ignores_weights) when its output does not follow them; the seed is kept in the record. In every suite: v0.1
+    builds the candidate from the init seed (its published semantics) and loaded nothing before timing, so a model
+    that followed weights only once loaded ran its timed calls on the default init (red team, session 16)."""
     seed = draw_seed()
     perturbed = perturbed_state(ref, ref.state_dict(), seed, rules)
     if perturbed is None:

@@ -200,6 +200,34 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     assert kept == 4, events  # one secret check per eight of the 40 trials, at most four (one passed 2 runs of 3)
 
 
+def test_v01_timed_calls_run_on_secretly_loaded_weights(monkeypatch):
+    """v0.1 builds the candidate from the init seed (its published semantics), but its timed calls and checks run
+    on secretly perturbed weights loaded after the published seeds, as v3's do: before, nothing was loaded until
+    the weights check after timing, so a model that followed weights only once loaded skipped them when timed."""
+    from kb_data.harness import channel
+    from kb_data.rules import rules_for, with_checks
+
+    events = []
+    real_send = channel.send
+
+    def send(sock, msg, fds=()):
+        if isinstance(msg, dict) and msg.get("cmd") not in ("spawn", "status"):  # not the judge's talk with its spawner
+            events.append(msg.get("cmd"))
+        return real_send(sock, msg, fds)
+
+    monkeypatch.setattr(channel, "send", send)
+    p = ProblemSet(SMALL_PROBLEMS).load("v0.1/level1/40_LayerNorm")
+    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v0.1")),
+           "submission_code": p.code.replace("class Model(", "class ModelNew("), "device": "cpu", "timeout_s": 300,
+           "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30, "trials": 8, "warmup": 1,
+           "pair_reference": True, "max_batch": 4}
+    res = judge_mod.judge(job)
+    assert res["status"] == "ok", res["error"]
+    graded = events[events.index("load"):]  # the calibration's timed calls come before the submission is loaded
+    assert "timed" in graded and graded.index("load_weights") < graded.index("timed"), " ".join(map(str, events))
+    assert "secret_weights_seed" in res["flag_details"]
+
+
 def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch):
     """The candidate shares the device and the host with the judge and can hold their memory when the float64
     reference is built: an allocation failure there is a check that could not run (check_failed), not the
