@@ -39,6 +39,7 @@ class Server:
         self.slots: dict = {}
         self.received: dict = {}
         self.work: dict = {}
+        self.input_slots: dict = {}  # every slot an input was copied from: an output in one is an input returned
         self.model = None
         self.device = None
         self.timer = None
@@ -156,6 +157,7 @@ class Server:
                 continue
             desc = channel.SlotDesc.from_msg(x["slot"])
             src = channel.open_slot(desc, self.slots, self.received)
+            self.input_slots[src.untyped_storage().data_ptr()] = src
             work = self.work.get(j)
             if work is None or work.shape != src.shape or work.dtype != src.dtype:
                 work = self.work[j] = self.torch.empty_like(src)
@@ -182,7 +184,7 @@ class Server:
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         seen, aliased = [], False
         in_spans = [(t.untyped_storage().data_ptr(), t.untyped_storage().data_ptr() + t.untyped_storage().nbytes())
-                    for t in inputs if isinstance(t, torch.Tensor) and t.numel()]
+                    for t in [*inputs, *self.input_slots.values()] if isinstance(t, torch.Tensor) and t.numel()]
         for k, o in enumerate(outs):
             if not isinstance(o, torch.Tensor):
                 seen.append({"type": f"other:{type(o).__name__}"})
