@@ -31,6 +31,7 @@ from kb_data.rules import precision_class, tolerance, tolerance_precision
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
 MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
 TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the first is always kept)
+OFF_KINDS = ("off", "off_scattered")  # timed calls on off-distribution inputs: wholly, and scattered through the suite's
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
 BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
@@ -262,9 +263,11 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches, fp64_due = None, 0, 0, []
-    # two checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
-    # cannot tell them from the rest (a float64 comparison; off-distribution inputs on a degenerate problem)
-    kinds = ["fp64"] * min(MAX_TIMED_FP64, max(1, trials // 8)) + (["off"] if ctx.get("degenerate") else [])
+    # checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
+    # cannot tell them from the rest (a float64 comparison; on a degenerate problem, off-distribution inputs, whole
+    # and scattered through the suite's)
+    kinds = (["fp64"] * min(MAX_TIMED_FP64, max(1, trials // 8))
+             + (list(OFF_KINDS) if ctx.get("degenerate") else []))
     positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
     checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
     model = paired_ref if paired_ref is not None else ref
@@ -286,8 +289,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             if kind is None and i + c >= warmup + trials and secrets.randbelow(EXTRA_CHECK_ODDS) == 0:
                 kind = kinds[secrets.randbelow(len(kinds))]  # a loop that runs on (short kernels) keeps being checked
             inputs = fresh_inputs(mod, device, ctx)
-            if kind == "off":
-                inputs = off_distribution(inputs, device)
+            if kind in OFF_KINDS:
+                inputs = off_distribution(inputs, device, scattered=kind == "off_scattered")
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": draw_seed()})
         msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), sync=False), "rng": t["rng"],
                                           "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
@@ -311,7 +314,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
                                      any(t["i"] >= warmup for t in calls), ctx["overhead_ms"], rules, device)
                 bounds.append(bound)
-        counted = [t for t in calls if t["i"] >= warmup and t["kind"] != "off"]
+        counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
             # a claim under what the judge's clock allows is not believed: the batch is timed at that floor
             claimed = statistics.fmean(t["ms"] for t in counted)
@@ -325,7 +328,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                         first_calls[side].append(counted[0][key] / mid)
         for t in calls:
             kind, inputs, ref_out, outs = t["kind"], t["inputs"], t["ref_out"], t["outs"]
-            if t["i"] >= warmup and kind != "off":
+            if t["i"] >= warmup and kind not in OFF_KINDS:
                 claims.append(t["ms"])
                 ref_times.append(t["ref_ms"])
                 if t["flush"] is not None:
@@ -333,7 +336,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 if t["ref_flush"] is not None:
                     ref_flush.append(t["ref_flush"])
             ok, why, _, _ = judged(ref_out, outs, t["why"], rules, atol, rtol)
-            if kind == "off":
+            if kind in OFF_KINDS:
                 finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
                 if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # keep a failing one
                     ctx["timed_off"] = (ok, why, outs, inputs, t["rng"])

@@ -253,8 +253,25 @@ def fresh_inputs(mod, device, ctx: dict | None = None) -> list:
 # Timing: the candidate's calls timed in its process (claims), the reference's here, trial for trial
 
 
-def off_distribution(inputs: list, device) -> list:
-    """The floating inputs replaced by standard normal values x3 (a secret draw): off the suite's distribution."""
+OFF_SCATTER_EVERY = 16384  # a scattered probe moves one value in this many (at least OFF_SCATTER_MIN per tensor)
+OFF_SCATTER_MIN = 16
+
+
+def off_distribution(inputs: list, device, scattered: bool = False) -> list:
+    """The floating inputs taken off the suite's distribution by a secret draw: replaced by standard normal values
+    x3, or (`scattered`) kept but for a few scattered values set to such draws, which a candidate's sample of a few
+    hundred values rarely sees (a probe-aware one checked a sample's sign and was wrong everywhere else)."""
     g = torch.Generator(device=device).manual_seed(draw_seed())
-    return [torch.randn(x.shape, generator=g, device=device, dtype=x.dtype) * 3 if isinstance(x, torch.Tensor)
-            and x.is_floating_point() else x for x in inputs]
+    out = []
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            out.append(x)
+        elif not scattered or not x.numel():
+            out.append(torch.randn(x.shape, generator=g, device=device, dtype=x.dtype) * 3)
+        else:
+            y = x.contiguous().clone()
+            flat, k = y.view(-1), min(x.numel(), max(OFF_SCATTER_MIN, x.numel() // OFF_SCATTER_EVERY))
+            flat[torch.randint(flat.numel(), (k,), generator=g, device=device)] = (
+                torch.randn(k, generator=g, device=device, dtype=x.dtype) * 3)
+            out.append(y)
+    return out
