@@ -71,3 +71,14 @@ def test_the_harness_imports_no_builder():
         if name.startswith("kb_data.harness"):
             deps = _imports(name, path, set(mods))
             assert not any(d.startswith("kb_data.builders") for d in deps), (name, deps)
+
+
+def test_no_module_outside_the_problems_and_test_data_is_over_600_lines():
+    """A module over 600 lines holds more than one subject: split it (test data, the corpus and the problem files,
+    are exempt)."""
+    folders = [*PACKAGES.values(), ROOT / "benchmarks", ROOT / "tests"]
+    data = (ROOT / "tests" / "corpus", ROOT / "tests" / "specs")
+    long = {str(p.relative_to(ROOT)): n for folder in folders for p in folder.rglob("*.py")
+            if not any(p.is_relative_to(d) for d in data)
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, long
