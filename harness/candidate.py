@@ -35,6 +35,7 @@ class Server:
         # when a submission imports it, and this process holds no seed worth stealing)
         self.surface = {k: v for k, v in timing.snapshot_surface(_harness_surface(timing)).items()
                         if k != "torch.manual_seed"}
+        self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
         self.received: dict = {}
@@ -61,7 +62,7 @@ class Server:
             except BaseException as e:  # the submission's exceptions (SystemExit included) become replies
                 reply = {"ok": False, "status": "runtime_error", "error": _describe(e)}
             reply.setdefault("ok", True)
-            reply["tampered"] = self.timing.timer_surface_changes(self.surface)
+            reply["tampered"] = self.timing.timer_surface_changes(self.surface) + self.timing.hooks_changed(self.hooks)
             if self.timer is not None and self._timer_state() != self.timer_state:
                 reply["tampered"].append("the timer's L2 flush buffer")
             try:

@@ -88,6 +88,20 @@ def snapshot_surface(extra: dict | None = None) -> dict:
     return snap
 
 
+def interpreter_hooks() -> dict:
+    """The interpreter's profile and trace hooks (sys and threading): a hook runs code of its own around every
+    call, the harness's copies of the inputs included, where no attribute of the timer changes."""
+    import sys
+    import threading
+
+    return {"sys.setprofile": sys.getprofile(), "sys.settrace": sys.gettrace(),
+            "threading.setprofile": threading.getprofile(), "threading.settrace": threading.gettrace()}
+
+
+def hooks_changed(before: dict) -> list[str]:
+    return [f"{name} (an interpreter hook)" for name, hook in interpreter_hooks().items() if hook is not before.get(name)]
+
+
 def timer_surface_changes(snap: dict) -> list[str]:
     changed = []
     for name, (owner, attr, fn, code) in snap.items():
