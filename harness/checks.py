@@ -9,6 +9,7 @@ suite's `fail_flags` in kb_data/rules.py. README's hack table is tested against 
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 
 import torch
@@ -229,6 +230,40 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
                 res["flag_details"]["reduced_precision_kernels"] = low[:10]
     else:
         res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
+
+
+def twin_inputs(inputs: list) -> tuple[list, list]:
+    """The inputs again with two secretly drawn values of the first floating tensor swapped (the suite's
+    distribution, the same statistics: a candidate cannot tell the pair), and the same inputs with those two values
+    set to NaN, whose reference outputs show which outputs the swap can reach (a NaN spreads to everything
+    computed from it, a row's or a sample's reduction included)."""
+    twin, marked = list(inputs), list(inputs)
+    for j, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() >= 2:
+            y, z = x.contiguous().clone(), x.contiguous().clone()
+            a, b = secrets.randbelow(x.numel()), secrets.randbelow(x.numel())
+            va, vb = y.view(-1)[a].clone(), y.view(-1)[b].clone()
+            y.view(-1)[a], y.view(-1)[b] = vb, va
+            z.view(-1)[a] = z.view(-1)[b] = float("nan")
+            twin[j], marked[j] = y, z
+            break
+    return twin, marked
+
+
+def repeat_differs(first: tuple, twin: tuple, marked_out) -> str | None:
+    """Why the candidate's outputs of a timed call and of its twin (twin_inputs) differ bitwise where the swap
+    cannot reach (the reference's outputs on the NaN-marked inputs are not NaN there, and its two outputs are bitwise
+    equal); None when they do not. `first` and `twin` are each (candidate's outputs, reference's outputs)."""
+    same = lambda a, b: (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else a == b
+    for k, (c1, c2, r1, r2, m) in enumerate(zip(first[0], twin[0], _outputs(first[1]), _outputs(twin[1]),
+                                                 _outputs(marked_out))):
+        if not all(isinstance(t, torch.Tensor) for t in (c1, c2, r1, r2, m)):
+            continue
+        keep = same(r1, r2) & (~m.isnan() if m.is_floating_point() else torch.ones_like(m, dtype=torch.bool))
+        differ = int((~same(c1, c2) & keep).sum())
+        if differ:
+            return f"output {k}: {differ} of the {int(keep.sum())} values the swap cannot reach differ bitwise"
+    return None
 
 
 def constant_check(res, ctx, rules) -> None:

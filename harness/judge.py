@@ -18,7 +18,8 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import _fp64_errors, dynamic_checks, fp64_out_of_memory, out_of_memory, secret_weights
+from kb_data.harness.checks import (_fp64_errors, dynamic_checks, fp64_out_of_memory, out_of_memory, repeat_differs,
+                                    secret_weights, twin_inputs)
 from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution,
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
@@ -31,6 +32,7 @@ from kb_data.rules import precision_class, tolerance, tolerance_precision
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
 MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
 TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the first is always kept)
+REPEAT_KINDS = ("repeat", "repeat_twin")  # a timed call, and a later one on its inputs with two values swapped
 OFF_KINDS = ("off", "off_scattered")  # timed calls on off-distribution inputs: wholly, and scattered through the suite's
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
@@ -268,8 +270,14 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     # and scattered through the suite's)
     kinds = (["fp64"] * min(MAX_TIMED_FP64, max(1, trials // 8))
              + (list(OFF_KINDS) if ctx.get("degenerate") else []))
+    extra_kinds = list(kinds)
+    if rules["require_bitwise_repeat"] and trials >= len(kinds) + 2:  # a timed call and its twin, in that order
+        kinds += list(REPEAT_KINDS)
     positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
     checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
+    pair = sorted(p for p, kind in checks_at.items() if kind in REPEAT_KINDS)
+    checks_at.update(zip(pair, REPEAT_KINDS))
+    repeat = {}  # the pair's inputs, then (outputs, reference's outputs) of each
     model = paired_ref if paired_ref is not None else ref
     work = {}  # the reference's inputs live in the same buffers every call, as the candidate's do
     # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
@@ -287,11 +295,18 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         for c in range(k):
             kind = checks_at.get(i + c)
             if kind is None and i + c >= warmup + trials and secrets.randbelow(EXTRA_CHECK_ODDS) == 0:
-                kind = kinds[secrets.randbelow(len(kinds))]  # a loop that runs on (short kernels) keeps being checked
-            inputs = fresh_inputs(mod, device, ctx)
+                kind = extra_kinds[secrets.randbelow(len(extra_kinds))]  # a loop that runs on keeps being checked
+            inputs, rng = fresh_inputs(mod, device, ctx), draw_seed()
             if kind in OFF_KINDS:
                 inputs = off_distribution(inputs, device, scattered=kind == "off_scattered")
-            calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": draw_seed()})
+            elif kind == "repeat":
+                repeat["rng"] = rng
+            elif kind == "repeat_twin" and "inputs" in repeat:
+                inputs, repeat["marked"] = twin_inputs(repeat.pop("inputs"))
+                rng = repeat["rng"]
+            if kind == "repeat":
+                repeat["inputs"] = inputs
+            calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
         msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), sync=False), "rng": t["rng"],
                                           "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
                                          for c, t in enumerate(calls)]}
@@ -345,6 +360,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
                     not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
                 fp64_due.append((outs, inputs, t["rng"]))
+            elif kind in REPEAT_KINDS and ok and _nbytes([repeat.get(k) for k in REPEAT_KINDS]) < TIMED_FP64_BYTES:
+                repeat[kind] = (outs, ref_out)
         t = inputs = ref_out = outs = calls = None  # what this batch made is freed before the next one's
         i, batches = i + k, batches + 1
     for outs, inputs, rng in fp64_due:  # after the loop: a longer pause after one batch would say where a check fell
@@ -358,6 +375,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         if isinstance(errors, list):
             ctx.setdefault("timed_fp64", []).extend(errors)
     del fp64_due
+    if "repeat" in repeat and "repeat_twin" in repeat:
+        marked_out = _call(ref, repeat["marked"], repeat["rng"], "the reference")
+        why = repeat_differs(repeat["repeat"], repeat["repeat_twin"], marked_out)
+        if why:
+            flag(res, "nondeterministic", f"two timed calls on inputs two swapped values apart: {why}")
+    repeat = None
     if stale:
         flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")
     cand_t = timing.Timing(cand_batches, device.type, cand_flush)

@@ -1,13 +1,12 @@
 """A GELU whose result changes from run to run (its last bit is random, as an atomics-ordered reduction or a racy
 kernel's would be) that passes the bitwise-repeat check by replaying its previous output whenever a call's inputs
 equal the previous call's (a 64-value fingerprint): the judge's only determinism test is the first seed run twice
-back to back on equal inputs.
+back to back on equal inputs. (red team, session 16)
+The timed twin (the same inputs with two values swapped) gets either a fresh racy output (nondeterministic where
+the swap cannot reach) or, right after its original, the replayed output (stale where the swap reaches).
 Problem: v3/level1/26_GELU_
-Verdict: rejected [nondeterministic]
+Verdict: caught
 Device: cpu
-Control: nondeterministic_gelu_control.py (the same kernel without the replay) is flagged nondeterministic.
-On a GPU the same replay lets a split-K / atomicAdd kernel (faster, run-to-run different) through a v3 rule that
-requires bitwise repeatability.
 """
 import math
 import os

@@ -1,12 +1,12 @@
 """A GELU that is bitwise repeatable in every call the judge sends as a `forward` command (correctness, its repeat,
 the checks) and run-to-run different (random last bit, as an atomics-ordered kernel) in every timed call, told
 apart by its own stack (Server.cmd_timed): the bitwise-repeat check is the first seed run twice as forward
-commands, and no timed call is ever compared with another.
+commands, and no timed call is ever compared with another. (red team, session 16)
+The bitwise repeat now also rides in the timed loop: a timed call and a later twin on its inputs with two values
+swapped, whose outputs must be bitwise equal wherever the swap does not reach the reference's.
 Problem: v3/level1/26_GELU_
 Verdict: rejected [nondeterministic]
 Device: cpu
-The phase-detection fix that moved the float64 and off-distribution checks into the timed loop (SECURITY.md,
-Call-phase detection) left the determinism check outside it.
 """
 import math
 import os
