@@ -16,8 +16,8 @@ import torch
 
 from kb_data.harness import build, channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _rel_change, clone_inputs, compare,
-                                       degenerate_reason)
+from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _rel_change, batch_rows,
+                                       clone_inputs, compare, degenerate_reason, rows_apart)
 from kb_data.harness.session import (draw_seed, flag, fresh_inputs, judged, off_distribution, run_candidate,
                                      weight_slots)
 from kb_data.rules import OP_FAMILIES
@@ -372,15 +372,20 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     if precision not in FP64_CHECKED:
         return
     inputs = fresh_inputs(mod, device, ctx)
-    if not _fp64_feasible(inputs, precision):
-        res["flag_details"]["fp64_check"] = "not run: the float64 copies would not fit"
-        return
     rng = draw_seed()
     ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
     _, outs, why = run_candidate(cand, inputs, ref_out, rng, "float64 check")
     if why is not None:
         flag(res, "check_failed", f"fp64: {why}")
         return
+    if not _fp64_feasible(inputs, precision):  # too large: the first rows of the batch, where they stand apart
+        cut = batch_rows(inputs, outs, ref_out)
+        why = cut if isinstance(cut, str) else rows_apart(ref, cut[0], cut[2], rng, rules)
+        if why is not None:
+            res["flag_details"]["fp64_check"] = f"not run: the float64 copies would not fit, and {why}"
+            return
+        inputs, outs, _ = cut
+        res["flag_details"]["fp64_rows"] = int(next(x.shape[0] for x in outs if isinstance(x, torch.Tensor)))
     try:
         errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
     except Exception as e:

@@ -23,8 +23,9 @@ from kb_data.harness.checks import (_fp64_errors, dynamic_checks, fp64_out_of_me
 from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution,
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
-    Stage, _Stages, _call, _fp64_feasible, _first_lines, _input_specs, _outputs, _sample, build_reference, clone_inputs, make_inputs,
-    degenerate_reason, measure_baseline, paired_reference, private_compile_caches, use_gpu, versions)
+    FP64_CHECKED, Stage, _Stages, _call, _fp64_feasible, _first_lines, _input_specs, _outputs, _sample, batch_rows, build_reference,
+    clone_inputs, make_inputs, degenerate_reason, measure_baseline, paired_reference, private_compile_caches, rows_apart, use_gpu,
+    versions)
 from kb_data.harness.sandbox import SandboxUnavailable
 from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
@@ -360,11 +361,17 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
                     not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
                 fp64_due.append((outs, inputs, t["rng"]))
+            elif kind == "fp64" and ok and ctx["precision"] in FP64_CHECKED and not fp64_due:
+                cut = batch_rows(inputs, outs, ref_out)  # too large: its first rows, copied now, checked after the loop
+                if not isinstance(cut, str):
+                    fp64_due.append((cut[1], cut[0], t["rng"], cut[2]))
             elif kind in REPEAT_KINDS and ok and _nbytes([repeat.get(k) for k in REPEAT_KINDS]) < TIMED_FP64_BYTES:
                 repeat[kind] = (outs, ref_out)
         t = inputs = ref_out = outs = calls = None  # what this batch made is freed before the next one's
         i, batches = i + k, batches + 1
-    for outs, inputs, rng in fp64_due:  # after the loop: a longer pause after one batch would say where a check fell
+    for outs, inputs, rng, *ref_rows in fp64_due:  # after the loop: a longer pause after a batch would say where one fell
+        if ref_rows and rows_apart(ref, inputs, ref_rows[0], rng, rules) is not None:
+            continue
         try:
             errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
         except Exception as e:

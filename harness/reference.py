@@ -358,6 +358,37 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
 FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fit beside everything else
 
 
+FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on its first rows, up to this many bytes of input
+ROWS_APART_TOL = (1e-5, 1e-4)  # (atol, rtol): the reference on those rows alone gives its rows of the whole batch
+
+
+def batch_rows(inputs: list, outs: list, ref_out) -> tuple[list, list, list] | str:
+    """The first rows of a batch too large for the float64 comparison: every tensor input and output that leads
+    with the batch's size, cut to as many rows as FP64_ROWS_BYTES of input holds (copies), with the reference's
+    rows; a string says why the batch cannot be cut."""
+    first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
+    lead = first.shape[0] if first is not None and first.dim() else 0
+    cut = lambda x: isinstance(x, torch.Tensor) and x.dim() > 0 and x.shape[0] == lead
+    refs = _outputs(ref_out)
+    if lead < 2 or not all(cut(o) for o in refs if isinstance(o, torch.Tensor)):
+        return "its inputs and outputs share no batch dimension to cut"
+    row = sum(tensor_bytes(x) for x in inputs if cut(x)) / lead
+    k = min(lead - 1, int((FP64_ROWS_BYTES - sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)
+                                                   and not cut(x))) // row))
+    if k < 1:
+        return "one row of its batch is already too large"
+    rows = lambda xs: [x[:k].clone() if cut(x) else x for x in xs]
+    return rows(inputs), rows(outs), rows(refs)
+
+
+def rows_apart(ref, rows_in: list, ref_rows: list, rng: int, rules: dict) -> str | None:
+    """None when the reference on the first rows alone gives its rows of the whole batch (each row is computed
+    apart from the others: the rows' float64 comparison stands for the batch's); else why not."""
+    alone = _call(ref, clone_inputs(rows_in), rng, "the reference")
+    ok, why, _, _ = compare(ref_rows if len(ref_rows) > 1 else ref_rows[0], alone, rules, *ROWS_APART_TOL)
+    return None if ok else f"the reference's rows depend on each other ({why})"
+
+
 def _fp64_feasible(inputs, precision: str) -> bool:
     """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits."""
     return (precision in FP64_CHECKED

@@ -253,6 +253,31 @@ def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch):
     assert "out of memory for the float64 reference" in json.dumps(res["flag_details"])
 
 
+def test_a_batch_too_large_for_the_float64_comparison_is_compared_on_its_first_rows(monkeypatch):
+    """Inputs over FP64_CHECK_MAX_BYTES (36 of v0.1's problems) had no float64 comparison at all, so a float16
+    kernel passed on them. Where the reference computes each row of the batch apart (its rows alone give its rows of
+    the batch), the first rows are compared in float64, in the timed loop and after it. Shown on GELU with the
+    limits shrunk under its 64 KiB input."""
+    from kb_data.harness import reference
+    from kb_data.rules import rules_for, with_checks
+
+    monkeypatch.setattr(reference, "FP64_CHECK_MAX_BYTES", 1 << 10)
+    monkeypatch.setattr(reference, "FP64_ROWS_BYTES", 16 << 10)
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    fp16 = ("import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        h = x.half()\n"
+            "        return (0.5 * h * (1.0 + torch.erf(h * 0.7071067811865476))).float()\n")
+    records = {}
+    for name, code in (("honest", (CORPUS / "honest" / "torch_gelu_erf.py").read_text()), ("fp16", fp16)):
+        job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
+               "submission_code": code, "device": "cpu", "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"),
+               "memory_limit_bytes": 8 << 30, "trials": 16, "warmup": 1, "pair_reference": True, "max_batch": 4}
+        records[name] = judge_mod.judge(job)
+    honest, fp16_rec = records["honest"], records["fp16"]
+    assert honest["status"] == "ok" and not honest["flags"], (honest["flags"], honest["error"])
+    assert honest["flag_details"]["fp64_rows"] == 4 and len(honest["flag_details"]["fp64_rel_err"]) >= 2
+    assert "precision_downgrade" in fp16_rec["flags"], (fp16_rec["status"], fp16_rec["flag_details"])
+
+
 def _ints(x) -> set:
     """Every integer in a message, and every run of digits in its strings."""
     import re
