@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -232,37 +233,49 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
         res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
 
 
-def twin_inputs(inputs: list) -> tuple[list, list]:
+def twin_inputs(inputs: list) -> tuple[list, tuple | None]:
     """The inputs again with two secretly drawn values of the first floating tensor swapped (the suite's
-    distribution, the same statistics: a candidate cannot tell the pair), and the same inputs with those two values
-    set to NaN, whose reference outputs show which outputs the swap can reach (a NaN spreads to everything
-    computed from it, a row's or a sample's reduction included)."""
-    twin, marked = list(inputs), list(inputs)
+    distribution, the same statistics: a candidate cannot tell the pair), and where: (input index, flat positions)."""
     for j, x in enumerate(inputs):
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() >= 2:
-            y, z = x.contiguous().clone(), x.contiguous().clone()
+            flat = x.contiguous().view(-1)
             a, b = secrets.randbelow(x.numel()), secrets.randbelow(x.numel())
-            va, vb = y.view(-1)[a].clone(), y.view(-1)[b].clone()
-            y.view(-1)[a], y.view(-1)[b] = vb, va
-            z.view(-1)[a] = z.view(-1)[b] = float("nan")
-            twin[j], marked[j] = y, z
-            break
-    return twin, marked
+            y = flat.clone()
+            y[a], y[b] = flat[b].clone(), flat[a].clone()
+            return [*inputs[:j], y.view(x.shape), *inputs[j + 1:]], (j, a, b)
+    return list(inputs), None
 
 
-def repeat_differs(first: tuple, twin: tuple, marked_out) -> str | None:
-    """Why the candidate's outputs of a timed call and of its twin (twin_inputs) differ bitwise where the swap
-    cannot reach (the reference's outputs on the NaN-marked inputs are not NaN there, and its two outputs are bitwise
-    equal); None when they do not. `first` and `twin` are each (candidate's outputs, reference's outputs)."""
+def reached(ref, inputs: list, where: tuple, rng: int) -> list | str:
+    """Per output of the reference, which values depend on the two places `where` names: a NaN tangent there,
+    carried forward by forward-mode AD, spreads to every value computed from them (a row's or a sample's reduction
+    included, where the swap moves a value by less than its rounding), while the values themselves stay finite
+    (a NaN value could become an index and stop a GPU). A string says why it cannot be told."""
+    j, a, b = where
+    tangent = torch.zeros_like(inputs[j])
+    tangent.view(-1)[a] = tangent.view(-1)[b] = float("nan")
+    timing.manual_seed(rng)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated", DeprecationWarning)  # torch.func's own
+            _, out = torch.func.jvp(lambda x: ref(*inputs[:j], x, *inputs[j + 1:]), (inputs[j],), (tangent,))
+    except Exception as e:  # ops without a forward-mode formula: the problem's property, the same for everyone
+        return f"{type(e).__name__}: {str(e)[:120]}"
+    return [o.isnan() if isinstance(o, torch.Tensor) and o.is_floating_point() else None for o in _outputs(out)]
+
+
+def repeat_differs(first: tuple, twin: tuple, reach: list) -> str | None:
+    """Why the candidate's outputs of a timed call and of its twin (twin_inputs) differ bitwise where the swapped
+    places cannot reach (`reach`, and where the reference's two outputs are bitwise equal); None when they do not.
+    `first` and `twin` are each (candidate's outputs, reference's outputs)."""
     same = lambda a, b: (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else a == b
-    for k, (c1, c2, r1, r2, m) in enumerate(zip(first[0], twin[0], _outputs(first[1]), _outputs(twin[1]),
-                                                 _outputs(marked_out))):
+    for k, (c1, c2, r1, r2, m) in enumerate(zip(first[0], twin[0], _outputs(first[1]), _outputs(twin[1]), reach)):
         if not all(isinstance(t, torch.Tensor) for t in (c1, c2, r1, r2, m)):
             continue
-        keep = same(r1, r2) & (~m.isnan() if m.is_floating_point() else torch.ones_like(m, dtype=torch.bool))
+        keep = same(r1, r2) & ~m
         differ = int((~same(c1, c2) & keep).sum())
         if differ:
-            return f"output {k}: {differ} of the {int(keep.sum())} values the swap cannot reach differ bitwise"
+            return f"output {k}: {differ} of the {int(keep.sum())} values the swapped places cannot reach differ bitwise"
     return None
 
 

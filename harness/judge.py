@@ -18,8 +18,8 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import (_fp64_errors, dynamic_checks, fp64_out_of_memory, out_of_memory, repeat_differs,
-                                    secret_weights, twin_inputs)
+from kb_data.harness.checks import (_fp64_errors, dynamic_checks, fp64_out_of_memory, out_of_memory, reached,
+                                    repeat_differs, secret_weights, twin_inputs)
 from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution,
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
@@ -303,7 +303,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "repeat":
                 repeat["rng"] = rng
             elif kind == "repeat_twin" and "inputs" in repeat:
-                inputs, repeat["marked"] = twin_inputs(repeat.pop("inputs"))
+                repeat["original"] = repeat.pop("inputs")
+                inputs, repeat["where"] = twin_inputs(repeat["original"])
                 rng = repeat["rng"]
             if kind == "repeat":
                 repeat["inputs"] = inputs
@@ -382,14 +383,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         if isinstance(errors, list):
             ctx.setdefault("timed_fp64", []).extend(errors)
     del fp64_due
-    if "repeat" in repeat and "repeat_twin" in repeat:
-        try:
-            marked_out = _call(ref, repeat["marked"], repeat["rng"], "the reference")
-        except Stage as e:  # a reference that refuses NaN inputs: the problem's property, the same for everyone
-            res["flag_details"]["timed_repeat"] = f"not run: on the NaN-marked inputs {e}"
-            marked_out = None
-        why = marked_out is not None and repeat_differs(repeat["repeat"], repeat["repeat_twin"], marked_out)
-        if why:
+    if "repeat" in repeat and "repeat_twin" in repeat and repeat["where"] is not None:
+        reach = reached(ref, repeat["original"], repeat["where"], repeat["rng"])
+        why = repeat_differs(repeat["repeat"], repeat["repeat_twin"], reach) if isinstance(reach, list) else None
+        if isinstance(reach, str):
+            res["flag_details"]["timed_repeat"] = f"not run: what the swapped places reach cannot be told ({reach})"
+        elif why:
             flag(res, "nondeterministic", f"two timed calls on inputs two swapped values apart: {why}")
     repeat = None
     if stale:
