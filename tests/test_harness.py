@@ -375,3 +375,31 @@ def test_threads_left_running_count_the_submissions_code_not_a_librarys_idle_poo
     sleeper = _grade(SLEEPER_GELU, require_custom_kernel=False)
     assert "side_stream_work" in sleeper.flags and sleeper.status == "rejected", (sleeper.status, sleeper.flags)
     assert "left 1 thread(s) running" in json.loads(sleeper.flag_details)["side_stream_work"]
+
+
+def test_the_timed_repeat_compares_only_what_the_swapped_places_cannot_reach():
+    """The twin of a timed call swaps two input values: every output a NaN tangent at those places reaches (through
+    forward-mode AD of the reference) is left out, so an honest LayerNorm whose own reduction order rounds the
+    swapped sample differently is not flagged, while a kernel that varies from run to run is, wherever it varies."""
+    from kb_data.harness.checks import reached, repeat_differs, twin_inputs
+
+    torch.manual_seed(0)
+    ref = torch.nn.LayerNorm((8, 64, 64))
+
+    def manual(x):
+        mean = x.mean(dim=(1, 2, 3), keepdim=True)
+        return (x - mean) * torch.rsqrt((x - mean).square().mean(dim=(1, 2, 3), keepdim=True) + ref.eps)
+
+    def racy(x):
+        y = manual(x)
+        return (y.view(torch.int32) ^ torch.randint(0, 2, y.shape, dtype=torch.int32)).view(torch.float32)
+
+    x = torch.randn(4, 8, 64, 64)
+    twin, where = twin_inputs([x])
+    assert where is not None and not torch.equal(twin[0], x) and torch.equal(twin[0].reshape(-1).sort()[0], x.reshape(-1).sort()[0])
+    reach = reached(ref, [x], where, rng=0)
+    assert [m.any(dim=(1, 2, 3)).sum().item() for m in reach] in ([1], [2])  # the samples holding the two places
+    with torch.no_grad():
+        r1, r2 = ref(x), ref(twin[0])
+        assert repeat_differs(([manual(x)], r1), ([manual(twin[0])], r2), reach) is None
+        assert "differ bitwise" in repeat_differs(([racy(x)], r1), ([racy(twin[0])], r2), reach)
