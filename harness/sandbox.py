@@ -317,7 +317,7 @@ class Sandbox:
         if self.cgroup is not None and not scan:
             return sorted(self.cgroup.procs())
         root = self.pid
-        parents = {}
+        parents, dead = {}, set()
         for d in os.listdir("/proc"):
             if not d.isdigit():
                 continue
@@ -328,7 +328,9 @@ class Sandbox:
             except (OSError, ValueError, IndexError):
                 continue
             parents[pid] = ppid
-            if self.uid is not None and uid == self.uid:
+            if _status_field(st, "State").startswith("Z"):  # killed, waiting for a parent to reap it: nothing to kill
+                dead.add(pid)
+            elif self.uid is not None and uid == self.uid:
                 out.append(pid)
         tree = {root}
         changed = True
@@ -338,7 +340,7 @@ class Sandbox:
                 if ppid in tree and pid not in tree:
                     tree.add(pid)
                     changed = True
-        return sorted(set(out) | (tree & set(parents)))
+        return sorted((set(out) | (tree & set(parents))) - dead)
 
     def memory_bytes(self, pids: list[int], proportional: bool = False) -> int:
         """Resident memory of these processes. The sum of their RSS (statm: cheap) is an upper bound: a page two of
