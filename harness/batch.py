@@ -20,6 +20,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kb_data.io import open_lock_file
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
@@ -83,7 +84,7 @@ class RecordSink:
     def __init__(self, out_dir: Path):
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.dir / ".lock", "a")
+        self._lock = open_lock_file(self.dir / ".lock")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

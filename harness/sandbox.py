@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from kb_data.harness import confine
+from kb_data.io import open_lock_file
 
 LEVELS = ("strong", "process", "none")
 UID_BASE = 2_000_000   # sandbox uids: far above any real account's
@@ -187,7 +188,7 @@ class _UidLease:
         start = (os.getpid() * 7) % UID_SLOTS
         for k in range(UID_SLOTS):
             slot = (start + k) % UID_SLOTS
-            f = open(lock_dir / f"uid{slot}.lock", "a")
+            f = open_lock_file(lock_dir / f"uid{slot}.lock")
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

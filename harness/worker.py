@@ -22,7 +22,7 @@ import threading
 import time
 from contextlib import closing, contextmanager
 
-from kb_data.io import lock_dir  # noqa: E402  (re-exported: the GPU locks live there)
+from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
 PRELOAD = ["torch", "kb_data.harness.judge"]
 _ctx = None
@@ -307,7 +307,7 @@ def device_lock(device: str):
         yield
         return
     path = lock_dir() / f"cuda{physical_gpu(device)}.lock"
-    with open(path, "a") as f:
+    with open_lock_file(path) as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield

@@ -126,6 +126,16 @@ def file_lock(path: str | Path, timeout: float = 60.0) -> Iterator[None]:
         lock.release()
 
 
+def open_lock_file(path: str | Path):
+    """A lock file opened for flock, readable and writable by its owner only (a sandbox of another uid that shares
+    /tmp could otherwise open one read-only and hold it: a GPU's lock, or every free sandbox uid); never through a
+    link."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    if os.fstat(fd).st_uid == os.geteuid():
+        os.fchmod(fd, 0o600)  # one made before this rule
+    return os.fdopen(fd, "r+")
+
+
 def lock_dir() -> Path:
     """The host-wide folder of lock files (GPU locks, sandbox uid leases): $KB_LOCK_DIR or <tmp>/kb_data-locks."""
     d = Path(os.environ.get("KB_LOCK_DIR", Path(tempfile.gettempdir()) / "kb_data-locks"))

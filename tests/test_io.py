@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,53 @@ def test_the_judge_compiles_into_its_private_caches(monkeypatch, tmp_path):
     assert res["status"] == "runtime_error" and "failed to load" in res["error"]
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(private_dir("inductor"))
     assert os.environ["TRITON_CACHE_DIR"] == str(private_dir("triton"))
+
+
+def test_lock_files_are_their_owners_alone_and_never_a_link(tmp_path):
+    """A sandbox of another uid shares /tmp at the process level: a lock file it could open (read-only is enough for
+    flock) let it hold a GPU's lock or every free sandbox uid while it was graded. Lock files are 0600, those made
+    before the rule too, and a link planted in a lock's place is refused."""
+    import errno
+    import fcntl
+    import stat
+
+    from kb_data.io import open_lock_file
+
+    old = tmp_path / "cuda0.lock"
+    old.write_text("")
+    old.chmod(0o644)
+    with open_lock_file(old) as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        assert stat.S_IMODE(os.stat(old).st_mode) == 0o600
+    with open_lock_file(tmp_path / "uid7.lock"):
+        assert stat.S_IMODE(os.stat(tmp_path / "uid7.lock").st_mode) == 0o600
+    (tmp_path / "target").write_text("keep")
+    (tmp_path / "cuda1.lock").symlink_to(tmp_path / "target")
+    with pytest.raises(OSError) as e:
+        open_lock_file(tmp_path / "cuda1.lock")
+    assert e.value.errno == errno.ELOOP and (tmp_path / "target").read_text() == "keep"
+    if os.geteuid() == 0:  # another uid cannot open it at all, where it could open a 0644 file beside it
+        import shutil
+        import tempfile
+
+        shared = Path(tempfile.mkdtemp(prefix="kb-lock-test-"))  # /tmp's own child: every uid may enter it
+        try:
+            shared.chmod(0o755)
+            (shared / "readable").write_text("")
+            (shared / "readable").chmod(0o644)
+            open_lock_file(shared / "gpu.lock").close()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setresuid(2_000_123, 2_000_123, 2_000_123)
+                    open(shared / "readable").close()
+                    try:
+                        open(shared / "gpu.lock").close()
+                        os._exit(1)
+                    except PermissionError:
+                        os._exit(0)
+                except BaseException:
+                    os._exit(2)
+            assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        finally:
+            shutil.rmtree(shared)
