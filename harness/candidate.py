@@ -35,6 +35,9 @@ class Server:
         # when a submission imports it, and this process holds no seed worth stealing)
         self.surface = {k: v for k, v in timing.snapshot_surface(_harness_surface(timing)).items()
                         if k != "torch.manual_seed"}
+        # torch's own structseqs (torch.max(x, 1)'s), taken before the submission exists: a class that only names
+        # that module could be anything
+        self.return_types = {v for v in vars(torch.return_types).values() if isinstance(v, type)}
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -179,7 +182,7 @@ class Server:
         """Copy the outputs into the judge's slots (queued on the stream; `sync`: and waited for); report what
         they were."""
         torch = self.torch
-        if isinstance(out, (tuple, list)) and type(out) not in (tuple, list) and type(out).__module__ != "torch.return_types":
+        if isinstance(out, (tuple, list)) and type(out) not in (tuple, list) and type(out) not in self.return_types:
             # iterating a subclass runs its own code after the timed interval: nothing of it is read
             return {"outputs": [{"type": f"container:{type(out).__qualname__}"}], "aliases_input": False}
         outs = list(out) if isinstance(out, (tuple, list)) else [out]

@@ -302,10 +302,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 inputs = off_distribution(inputs, device, scattered=kind == "off_scattered")
             elif kind == "repeat":
                 repeat["rng"] = rng
-            elif kind == "repeat_twin" and "inputs" in repeat:
+            elif kind == "repeat_twin" and "inputs" in repeat:  # its own rng: a shared one would name the pair
                 repeat["original"] = repeat.pop("inputs")
                 inputs, repeat["where"] = twin_inputs(repeat["original"])
-                rng = repeat["rng"]
             if kind == "repeat":
                 repeat["inputs"] = inputs
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import secrets
 
 import torch
 import torch._dynamo  # noqa: F401  imported before any snapshot: it rebinds torch.manual_seed on import
@@ -363,9 +364,9 @@ ROWS_APART_TOL = (1e-5, 1e-4)  # (atol, rtol): the reference on those rows alone
 
 
 def batch_rows(inputs: list, outs: list, ref_out) -> tuple[list, list, list] | str:
-    """The first rows of a batch too large for the float64 comparison: every tensor input and output that leads
-    with the batch's size, cut to as many rows as FP64_ROWS_BYTES of input holds (copies), with the reference's
-    rows; a string says why the batch cannot be cut."""
+    """Rows of a batch too large for the float64 comparison, drawn in secret: every tensor input and output that
+    leads with the batch's size, cut to as many rows as FP64_ROWS_BYTES of input holds (copies), with the
+    reference's rows; a string says why the batch cannot be cut."""
     first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
     lead = first.shape[0] if first is not None and first.dim() else 0
     cut = lambda x: isinstance(x, torch.Tensor) and x.dim() > 0 and x.shape[0] == lead
@@ -377,13 +378,14 @@ def batch_rows(inputs: list, outs: list, ref_out) -> tuple[list, list, list] | s
                                                    and not cut(x))) // row))
     if k < 1:
         return "one row of its batch is already too large"
-    rows = lambda xs: [x[:k].clone() if cut(x) else x for x in xs]
+    pick = torch.tensor(sorted(secrets.SystemRandom().sample(range(lead), k)))  # secret rows: not the first ones
+    rows = lambda xs: [x.index_select(0, pick.to(x.device)) if cut(x) else x for x in xs]
     return rows(inputs), rows(outs), rows(refs)
 
 
 def rows_apart(ref, rows_in: list, ref_rows: list, rng: int, rules: dict) -> str | None:
-    """None when the reference on the first rows alone gives its rows of the whole batch (each row is computed
-    apart from the others: the rows' float64 comparison stands for the batch's); else why not."""
+    """None when the reference on those rows alone gives its rows of the whole batch (each row is computed apart
+    from the others: the rows' float64 comparison stands for the batch's); else why not."""
     alone = _call(ref, clone_inputs(rows_in), rng, "the reference")
     ok, why, _, _ = compare(ref_rows if len(ref_rows) > 1 else ref_rows[0], alone, rules, *ROWS_APART_TOL)
     return None if ok else f"the reference's rows depend on each other ({why})"

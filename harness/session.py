@@ -105,6 +105,16 @@ class Candidate:
             torch.cuda.synchronize(self.device)
         return out
 
+    def check_input_slots(self, inputs: list, prefix: str = "") -> None:
+        """The judge's input slots must hold what it wrote: the candidate copies its inputs out of them, so a change
+        is work done in the judge's memory (an output that is a second mapping of a slot shares no address with it)."""
+        for j, x in enumerate(inputs):
+            if isinstance(x, torch.Tensor) and f"{prefix}in{j}" in self.arena.slots:
+                slot = self.arena.slots[f"{prefix}in{j}"][1]
+                same = (slot == x) | (slot.isnan() & x.isnan()) if x.is_floating_point() else slot == x
+                if not bool(same.all()):
+                    flag(self.res, "output_aliases_input", f"the candidate wrote into the judge's input slot {j}")
+
     def out_slots(self, ref_out, prefix: str = "") -> list:
         descs = []
         for k, o in enumerate(_outputs(ref_out)):
@@ -235,6 +245,7 @@ def run_candidate(cand: Candidate, inputs: list, ref_out, rng: int, stage: str, 
     msg = {"cmd": cmd, "inputs": cand.slot_inputs(inputs), "outputs": cand.out_slots(ref_out), "rng": rng}
     reply = cand.request(msg, stage)
     outs, why = cand.outputs(reply, ref_out)
+    cand.check_input_slots(inputs)
     return reply, outs, why
 
 
