@@ -233,23 +233,26 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
         res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
 
 
-def twin_inputs(inputs: list) -> tuple[list, tuple | None]:
-    """The inputs again with two secretly drawn values of the first floating tensor swapped (the suite's
-    distribution, the same statistics: a candidate cannot tell the pair), and where: (input index, flat positions)."""
+def twin_inputs(inputs: list, donor: list) -> tuple[list, tuple | None]:
+    """The inputs again with one secretly drawn value of the first floating tensor replaced by the value at the same
+    place of `donor` (other inputs of the suite: the same distribution, so a candidate cannot tell the pair, and
+    unlike a swap it moves sums of the values too), and where: (input index, flat positions)."""
     for j, x in enumerate(inputs):
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() >= 2:
-            flat = x.contiguous().view(-1)
-            a, b = secrets.randbelow(x.numel()), secrets.randbelow(x.numel())
+            flat, other = x.contiguous().view(-1), donor[j].contiguous().view(-1)
+            a = next((a for a in (secrets.randbelow(x.numel()) for _ in range(32)) if flat[a] != other[a]), None)
+            if a is None:
+                break
             y = flat.clone()
-            y[a], y[b] = flat[b].clone(), flat[a].clone()
-            return [*inputs[:j], y.view(x.shape), *inputs[j + 1:]], (j, a, b)
+            y[a] = other[a]
+            return [*inputs[:j], y.view(x.shape), *inputs[j + 1:]], (j, a, a)
     return list(inputs), None
 
 
 def reached(ref, inputs: list, where: tuple, rng: int) -> list | str:
     """Per output of the reference, which values depend on the two places `where` names: a NaN tangent there,
     carried forward by forward-mode AD, spreads to every value computed from them (a row's or a sample's reduction
-    included, where the swap moves a value by less than its rounding), while the values themselves stay finite
+    included, where the change moves a value by less than its rounding), while the values themselves stay finite
     (a NaN value could become an index and stop a GPU). A string says why it cannot be told."""
     j, a, b = where
     tangent = torch.zeros_like(inputs[j])
@@ -265,8 +268,8 @@ def reached(ref, inputs: list, where: tuple, rng: int) -> list | str:
 
 
 def repeat_differs(first: tuple, twin: tuple, reach: list) -> str | None:
-    """Why the candidate's outputs of a timed call and of its twin (twin_inputs) differ bitwise where the swapped
-    places cannot reach (`reach`, and where the reference's two outputs are bitwise equal); None when they do not.
+    """Why the candidate's outputs of a timed call and of its twin (twin_inputs) differ bitwise where the redrawn
+    place cannot reach (`reach`, and where the reference's two outputs are bitwise equal); None when they do not.
     `first` and `twin` are each (candidate's outputs, reference's outputs)."""
     same = lambda a, b: (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else a == b
     for k, (c1, c2, r1, r2, m) in enumerate(zip(first[0], twin[0], _outputs(first[1]), _outputs(twin[1]), reach)):
@@ -275,7 +278,7 @@ def repeat_differs(first: tuple, twin: tuple, reach: list) -> str | None:
         keep = same(r1, r2) & ~m
         differ = int((~same(c1, c2) & keep).sum())
         if differ:
-            return f"output {k}: {differ} of the {int(keep.sum())} values the swapped places cannot reach differ bitwise"
+            return f"output {k}: {differ} of the {int(keep.sum())} values the redrawn place cannot reach differ bitwise"
     return None
 
 

@@ -33,7 +33,7 @@ from kb_data.rules import precision_class, tolerance, tolerance_precision
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
 MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
 TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the first is always kept)
-REPEAT_KINDS = ("repeat", "repeat_twin")  # a timed call, and a later one on its inputs with two values swapped
+REPEAT_KINDS = ("repeat", "repeat_twin")  # a timed call, and a later one on its inputs with one value redrawn
 OFF_KINDS = ("off", "off_scattered")  # timed calls on off-distribution inputs: wholly, and scattered through the suite's
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
@@ -304,7 +304,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 repeat["rng"] = rng
             elif kind == "repeat_twin" and "inputs" in repeat:  # its own rng: a shared one would name the pair
                 repeat["original"] = repeat.pop("inputs")
-                inputs, repeat["where"] = twin_inputs(repeat["original"])
+                inputs, repeat["where"] = twin_inputs(repeat["original"], inputs)
             if kind == "repeat":
                 repeat["inputs"] = inputs
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
@@ -386,9 +386,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         reach = reached(ref, repeat["original"], repeat["where"], repeat["rng"])
         why = repeat_differs(repeat["repeat"], repeat["repeat_twin"], reach) if isinstance(reach, list) else None
         if isinstance(reach, str):
-            res["flag_details"]["timed_repeat"] = f"not run: what the swapped places reach cannot be told ({reach})"
+            res["flag_details"]["timed_repeat"] = f"not run: what the redrawn place reaches cannot be told ({reach})"
         elif why:
-            flag(res, "nondeterministic", f"two timed calls on inputs two swapped values apart: {why}")
+            flag(res, "nondeterministic", f"two timed calls on inputs one value apart: {why}")
     repeat = None
     if stale:
         flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")

@@ -377,10 +377,10 @@ def test_threads_left_running_count_the_submissions_code_not_a_librarys_idle_poo
     assert "left 1 thread(s) running" in json.loads(sleeper.flag_details)["side_stream_work"]
 
 
-def test_the_timed_repeat_compares_only_what_the_swapped_places_cannot_reach():
-    """The twin of a timed call swaps two input values: every output a NaN tangent at those places reaches (through
+def test_the_timed_repeat_compares_only_what_the_redrawn_place_cannot_reach():
+    """The twin of a timed call redraws one input value: every output a NaN tangent at that place reaches (through
     forward-mode AD of the reference) is left out, so an honest LayerNorm whose own reduction order rounds the
-    swapped sample differently is not flagged, while a kernel that varies from run to run is, wherever it varies."""
+    changed sample differently is not flagged, while a kernel that varies from run to run is, wherever it varies."""
     from kb_data.harness.checks import reached, repeat_differs, twin_inputs
 
     torch.manual_seed(0)
@@ -395,10 +395,10 @@ def test_the_timed_repeat_compares_only_what_the_swapped_places_cannot_reach():
         return (y.view(torch.int32) ^ torch.randint(0, 2, y.shape, dtype=torch.int32)).view(torch.float32)
 
     x = torch.randn(4, 8, 64, 64)
-    twin, where = twin_inputs([x])
-    assert where is not None and not torch.equal(twin[0], x) and torch.equal(twin[0].reshape(-1).sort()[0], x.reshape(-1).sort()[0])
+    twin, where = twin_inputs([x], [torch.randn_like(x)])
+    assert where is not None and int((twin[0] != x).sum()) == 1
     reach = reached(ref, [x], where, rng=0)
-    assert [m.any(dim=(1, 2, 3)).sum().item() for m in reach] in ([1], [2])  # the samples holding the two places
+    assert [m.any(dim=(1, 2, 3)).sum().item() for m in reach] == [1]  # the sample holding the place
     with torch.no_grad():
         r1, r2 = ref(x), ref(twin[0])
         assert repeat_differs(([manual(x)], r1), ([manual(twin[0])], r2), reach) is None

@@ -2,8 +2,8 @@
 the checks) and run-to-run different (random last bit, as an atomics-ordered kernel) in every timed call, told
 apart by its own stack (Server.cmd_timed): the bitwise-repeat check is the first seed run twice as forward
 commands, and no timed call is ever compared with another. (red team, session 16)
-The bitwise repeat now also rides in the timed loop: a timed call and a later twin on its inputs with two values
-swapped, whose outputs must be bitwise equal wherever the swap does not reach the reference's.
+The bitwise repeat now also rides in the timed loop: a timed call and a later twin on its inputs with one value
+redrawn, whose outputs must be bitwise equal wherever that value does not reach the reference's.
 Problem: v3/level1/26_GELU_
 Verdict: rejected [nondeterministic]
 Device: cpu
