@@ -18,7 +18,7 @@ import torch
 from kb_data.harness import build, channel, timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _rel_change, batch_rows,
-                                       clone_inputs, compare, degenerate_reason, rows_apart)
+                                       clone_inputs, compare, degenerate_reason, out_of_memory, rows_apart)
 from kb_data.harness.session import (draw_seed, flag, fresh_inputs, judged, off_distribution, run_candidate,
                                      weight_slots)
 from kb_data.rules import OP_FAMILIES
@@ -236,7 +236,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
 def twin_inputs(inputs: list, donor: list) -> tuple[list, tuple | None]:
     """The inputs again with one secretly drawn value of the first floating tensor replaced by the value at the same
     place of `donor` (other inputs of the suite: the same distribution, so a candidate cannot tell the pair, and
-    unlike a swap it moves sums of the values too), and where: (input index, flat positions)."""
+    unlike a swap it moves sums of the values too), and where: (input index, flat position)."""
     for j, x in enumerate(inputs):
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() >= 2:
             flat, other = x.contiguous().view(-1), donor[j].contiguous().view(-1)
@@ -245,18 +245,18 @@ def twin_inputs(inputs: list, donor: list) -> tuple[list, tuple | None]:
                 break
             y = flat.clone()
             y[a] = other[a]
-            return [*inputs[:j], y.view(x.shape), *inputs[j + 1:]], (j, a, a)
+            return [*inputs[:j], y.view(x.shape), *inputs[j + 1:]], (j, a)
     return list(inputs), None
 
 
 def reached(ref, inputs: list, where: tuple, rng: int) -> list | str:
-    """Per output of the reference, which values depend on the two places `where` names: a NaN tangent there,
-    carried forward by forward-mode AD, spreads to every value computed from them (a row's or a sample's reduction
-    included, where the change moves a value by less than its rounding), while the values themselves stay finite
-    (a NaN value could become an index and stop a GPU). A string says why it cannot be told."""
-    j, a, b = where
+    """Per output of the reference, which values depend on the place `where` names: a NaN tangent there, carried
+    forward by forward-mode AD, spreads to every value computed from it (a row's or a sample's reduction included,
+    where the change moves a value by less than its rounding), while the values themselves stay finite (a NaN value
+    could become an index and stop a GPU). A string says why it cannot be told."""
+    j, a = where
     tangent = torch.zeros_like(inputs[j])
-    tangent.view(-1)[a] = tangent.view(-1)[b] = float("nan")
+    tangent.view(-1)[a] = float("nan")
     timing.manual_seed(rng)
     try:
         with torch.no_grad(), warnings.catch_warnings():
@@ -348,12 +348,6 @@ def reference_copy(ref, rebuild, state: dict | None = None):
     return new
 
 
-def out_of_memory(e: BaseException) -> bool:
-    """A failure to allocate, on the device (OutOfMemoryError) or the host (the CPU allocator's RuntimeError)."""
-    return isinstance(e, torch.OutOfMemoryError) or (
-        isinstance(e, RuntimeError) and ("out of memory" in str(e).lower() or "can't allocate memory" in str(e)))
-
-
 def fp64_out_of_memory(res, e: BaseException, where: str) -> None:
     """The float64 comparison could not get its memory: a check that could not run, never a pass."""
     flag(res, "check_failed", f"{where}: out of memory for the float64 reference ({str(e)[:120]})")
@@ -394,7 +388,7 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     if why is not None:
         flag(res, "check_failed", f"fp64: {why}")
         return
-    if not _fp64_feasible(inputs, precision):  # too large: the first rows of the batch, where they stand apart
+    if not _fp64_feasible(inputs, precision):  # too large: rows of the batch, where they stand apart
         cut = batch_rows(inputs, outs, ref_out)
         why = cut if isinstance(cut, str) else rows_apart(ref, cut[0], cut[2], rng, rules)
         if why is not None:

@@ -18,14 +18,14 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import (_fp64_errors, dynamic_checks, fp64_out_of_memory, out_of_memory, reached,
-                                    repeat_differs, secret_weights, twin_inputs)
+from kb_data.harness.checks import (_fp64_errors, dynamic_checks, fp64_out_of_memory, reached, repeat_differs,
+                                    secret_weights, twin_inputs)
 from kb_data.harness.session import (Candidate, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution,
                                      run_candidate, weight_slots)
 from kb_data.harness.reference import (
     FP64_CHECKED, Stage, _Stages, _call, _fp64_feasible, _first_lines, _input_specs, _outputs, _sample, batch_rows, build_reference,
-    clone_inputs, make_inputs, degenerate_reason, measure_baseline, paired_reference, private_compile_caches, rows_apart, use_gpu,
-    versions)
+    clone_inputs, make_inputs, degenerate_reason, measure_baseline, out_of_memory, paired_reference, private_compile_caches, rows_apart,
+    use_gpu, versions)
 from kb_data.harness.sandbox import SandboxUnavailable
 from kb_data.problems import ProblemError, exec_problem_code
 from kb_data.rules import precision_class, tolerance, tolerance_precision
@@ -301,12 +301,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             if kind in OFF_KINDS:
                 inputs = off_distribution(inputs, device, scattered=kind == "off_scattered")
             elif kind == "repeat":
-                repeat["rng"] = rng
-            elif kind == "repeat_twin" and "inputs" in repeat:  # its own rng: a shared one would name the pair
-                repeat["original"] = repeat.pop("inputs")
+                repeat["original"], repeat["rng"] = inputs, rng
+            elif kind == "repeat_twin" and "original" in repeat:  # its own rng: a shared one would name the pair
                 inputs, repeat["where"] = twin_inputs(repeat["original"], inputs)
-            if kind == "repeat":
-                repeat["inputs"] = inputs
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
         msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), sync=False), "rng": t["rng"],
                                           "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
@@ -362,7 +359,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
                 fp64_due.append((outs, inputs, t["rng"]))
             elif kind == "fp64" and ok and ctx["precision"] in FP64_CHECKED and not fp64_due:
-                cut = batch_rows(inputs, outs, ref_out)  # too large: its first rows, copied now, checked after the loop
+                cut = batch_rows(inputs, outs, ref_out)  # too large: rows of it, copied now, checked after the loop
                 if not isinstance(cut, str):
                     fp64_due.append((cut[1], cut[0], t["rng"], cut[2]))
             elif kind in REPEAT_KINDS and ok and _nbytes([repeat.get(k) for k in REPEAT_KINDS]) < TIMED_FP64_BYTES:
@@ -382,7 +379,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         if isinstance(errors, list):
             ctx.setdefault("timed_fp64", []).extend(errors)
     del fp64_due
-    if "repeat" in repeat and "repeat_twin" in repeat and repeat["where"] is not None:
+    if "repeat" in repeat and "repeat_twin" in repeat and repeat.get("where") is not None:
         reach = reached(ref, repeat["original"], repeat["where"], repeat["rng"])
         why = repeat_differs(repeat["repeat"], repeat["repeat_twin"], reach) if isinstance(reach, list) else None
         if isinstance(reach, str):

@@ -249,14 +249,20 @@ class _Stages:
         self.t = now
 
 
+def out_of_memory(e: BaseException) -> bool:
+    """A failure to allocate, on the device (OutOfMemoryError) or the host (the CPU allocator's RuntimeError)."""
+    return isinstance(e, torch.OutOfMemoryError) or (
+        isinstance(e, RuntimeError) and ("out of memory" in str(e).lower() or "can't allocate memory" in str(e)))
+
+
 def _call(model, inputs, seed: int, what: str):
     timing.manual_seed(seed)  # same RNG stream for candidate and reference (dropout, randn in forward)
     try:
         with torch.no_grad():
             return model(*inputs)
-    except torch.cuda.OutOfMemoryError:
-        raise
     except Exception as e:
+        if out_of_memory(e):  # memory, not the reference: the callers decide (a float64 check that cannot run fails)
+            raise
         raise Stage("runtime_error", f"{what} forward raised {type(e).__name__}: {_first_lines(e)}")
 
 
@@ -359,7 +365,7 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
 FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fit beside everything else
 
 
-FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on its first rows, up to this many bytes of input
+FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on rows of it, up to this many bytes of input
 ROWS_APART_TOL = (1e-5, 1e-4)  # (atol, rtol): the reference on those rows alone gives its rows of the whole batch
 
 

@@ -105,14 +105,12 @@ class Candidate:
             torch.cuda.synchronize(self.device)
         return out
 
-    def check_input_slots(self, inputs: list, prefix: str = "") -> None:
+    def check_input_slots(self, inputs: list) -> None:
         """The judge's input slots must hold what it wrote: the candidate copies its inputs out of them, so a change
         is work done in the judge's memory (an output that is a second mapping of a slot shares no address with it)."""
         for j, x in enumerate(inputs):
-            if isinstance(x, torch.Tensor) and f"{prefix}in{j}" in self.arena.slots:
-                slot = self.arena.slots[f"{prefix}in{j}"][1]
-                same = (slot == x) | (slot.isnan() & x.isnan()) if x.is_floating_point() else slot == x
-                if not bool(same.all()):
+            if isinstance(x, torch.Tensor) and f"in{j}" in self.arena.slots:
+                if not timing.bitwise_equal(self.arena.slots[f"in{j}"][1], x):
                     flag(self.res, "output_aliases_input", f"the candidate wrote into the judge's input slot {j}")
 
     def out_slots(self, ref_out, prefix: str = "") -> list:

@@ -342,12 +342,16 @@ def _snapshot(out) -> list | None:
     return [t.detach().clone() for t in ts]
 
 
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The same shape, dtype and bytes (NaN included)."""
+    as_bytes = lambda t: t.detach().reshape(-1).view(torch.uint8)
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(as_bytes(a), as_bytes(b))
+
+
 def _same(snap: list, out) -> bool:
     """The outputs as copied when forward returned and as they are after the sync, bitwise (NaN included)."""
-    as_bytes = lambda t: t.detach().reshape(-1).view(torch.uint8)
     ts = _tensors(out)
-    return len(ts) == len(snap) and all(a.shape == b.shape and a.dtype == b.dtype and torch.equal(as_bytes(a), as_bytes(b))
-                                        for a, b in zip(snap, ts))
+    return len(ts) == len(snap) and all(bitwise_equal(a, b) for a, b in zip(snap, ts))
 
 
 def timing_method(device) -> str:

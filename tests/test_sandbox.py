@@ -228,19 +228,28 @@ def test_v01_timed_calls_run_on_secretly_loaded_weights(monkeypatch):
     assert "secret_weights_seed" in res["flag_details"]
 
 
-def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch):
+class _HostOutOfMemory(torch.nn.Module):
+    def forward(self, *args):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory")
+
+
+@pytest.mark.parametrize("where", ["device, building the copy", "host, in its forward"])
+def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch, where):
     """The candidate shares the device and the host with the judge and can hold their memory when the float64
-    reference is built: an allocation failure there is a check that could not run (check_failed), not the
-    problem's lack of float64 kernels, which passed (red team, session 16: float16 products ok at 1.08x)."""
+    reference is built or run: an allocation failure there is a check that could not run (check_failed), not the
+    problem's lack of float64 kernels, which passed (red team, session 16: float16 products ok at 1.08x). A host
+    allocator's failure in the reference's forward reaches the check as such, not as the forward's runtime error."""
     from kb_data.harness import checks
     from kb_data.rules import rules_for, with_checks
 
     real = checks.reference_copy
 
     def copy(ref, rebuild, state=None):
-        if state is None:  # the float64 reference's copy; the weights check passes its perturbed state
+        if state is not None:  # the weights check passes its perturbed state; the float64 reference's copy none
+            return real(ref, rebuild, state)
+        if where.startswith("device"):
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 7.50 GiB")
-        return real(ref, rebuild, state)
+        return _HostOutOfMemory()
 
     monkeypatch.setattr(checks, "reference_copy", copy)
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
