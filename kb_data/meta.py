@@ -229,8 +229,9 @@ def _arg_key(a, offsets: bool = True):
 
 class MetaKernelMemo(TorchDispatchMode):
     """Gives a functional op called again with the same argument metadata fresh meta tensors of the output metadata
-    it had the first time, without running its meta kernel again (a Python reference of ~0.5 ms an op: a recurrent
-    network repeats the same few ops at every step). Views and in-place ops always run: their outputs alias."""
+    it had the first time, and an in-place op that kept its tensor's metadata that tensor again, without running the
+    meta kernel again (a Python reference of ~0.5 ms an op: a recurrent network repeats the same few ops at every
+    step). Views, and in-place ops that change metadata (resize_, t_), always run: their outputs alias."""
 
     def __init__(self):
         super().__init__()
@@ -252,11 +253,12 @@ class MetaKernelMemo(TorchDispatchMode):
                 return args[0]
             fresh = [torch.empty_strided(shape, stride, dtype=dtype, device="meta") for shape, stride, dtype in specs]
             return fresh[0] if kind is None else kind(fresh)
+        before = _arg_key(args[0]) if key is not None and in_place else None
         out = func(*args, **kwargs)
         if key is None:
             return out
         if in_place:
-            if out is args[0] and _arg_key(out) == key[1][0][1][0]:  # metadata unchanged (not resize_, t_, ...)
+            if out is args[0] and _arg_key(out) == before:  # metadata unchanged (not resize_, t_, ...)
                 self.seen[func, key] = ("self", None)
             return out
         outs = [out] if type(out) is torch.Tensor else out if isinstance(out, (list, tuple)) else None
