@@ -105,12 +105,13 @@ class Candidate:
             torch.cuda.synchronize(self.device)
         return out
 
-    def check_input_slots(self, inputs: list) -> None:
-        """The judge's input slots must hold what it wrote: the candidate copies its inputs out of them, so a change
-        is work done in the judge's memory (an output that is a second mapping of a slot shares no address with it)."""
+    def check_input_slots(self, inputs: list, prefix: str = "") -> None:
+        """The judge's input slots must hold what it wrote, after every call, timed ones too: the candidate copies its
+        inputs out of them, so a change is work done in the judge's memory (an output that is a second mapping of a
+        slot shares no address with it)."""
         for j, x in enumerate(inputs):
-            if isinstance(x, torch.Tensor) and f"in{j}" in self.arena.slots:
-                if not timing.bitwise_equal(self.arena.slots[f"in{j}"][1], x):
+            if isinstance(x, torch.Tensor) and f"{prefix}in{j}" in self.arena.slots:
+                if not timing.bitwise_equal(self.arena.slots[f"{prefix}in{j}"][1], x):
                     flag(self.res, "output_aliases_input", f"the candidate wrote into the judge's input slot {j}")
 
     def out_slots(self, ref_out, prefix: str = "") -> list:
@@ -123,6 +124,8 @@ class Candidate:
     def outputs(self, reply: dict, ref_out, prefix: str = "") -> tuple[list | None, str | None]:
         """The candidate's outputs as private copies, or why they cannot be judged (structure, type, dtype)."""
         seen = channel.field(reply, "outputs", list, max_len=64)
+        if reply.get("aliases_input") is True:  # every call's reply, timed ones too
+            flag(self.res, "output_aliases_input", "the output shares storage with an input or the slot it came from")
         kinds = [str(info.get("type", "")) if isinstance(info, dict) else "" for info in seen]
         subclassed = [k.split(":", 1)[1] for k in kinds if k.startswith(("subclass:", "container:"))]
         if subclassed:  # it can defer or fake the work until someone reads it
