@@ -10,7 +10,7 @@ a distinct solution, graded on its own), each published as correct (the verdict 
 gives a cheat that matches numerically) except the honest entries' second variant, published as failed (a
 fail -> pass the audit must show). Model names are `<variant>-<entry>`, which is how `check` finds the
 entry's expected verdict. The entries that grade the reference itself (Options: allow_framework) must be
-rejected here for calls_reference_ops: an audit grades with the custom-kernel checks on.
+rejected here for calls_reference_ops or no_custom_kernel: an audit grades with the custom-kernel checks on.
 """
 from __future__ import annotations
 
@@ -60,11 +60,16 @@ def build(out: Path, device: str, variants: int) -> int:
     return 0
 
 
-def expected(e) -> tuple[str, list[str]]:
-    """(the status the audit must give, flags it must carry); 'caught' = any status but ok."""
-    if "allow_framework" in e.options:
-        return "rejected", ["calls_reference_ops"]
-    return e.status, e.flags
+FRAMEWORK_FLAGS = {"calls_reference_ops", "no_custom_kernel"}  # an audit grades with the custom-kernel checks on
+
+
+def expected(e) -> tuple[str, list[str], set[str]]:
+    """(the status the audit must give, flags it must carry, flags of which it must carry one); 'caught' = any
+    status but ok. An entry graded with the framework allowed is rejected for it (on the reference's heavy op, or on
+    running no kernel of its own), unless its process ends first (memory_exceeded, timeout)."""
+    if "allow_framework" in e.options and e.status in ("ok", "unaffected", "rejected"):
+        return "rejected", e.flags, FRAMEWORK_FLAGS
+    return e.status, e.flags, set()
 
 
 def check(audit_out: Path, device: str) -> int:
@@ -74,13 +79,15 @@ def check(audit_out: Path, device: str) -> int:
     bad, n = [], 0
     for r in pq.read_table(audit_out / "audit.parquet").to_pylist():
         e = by_stem[r["model"].split("-", 1)[1]]
-        status, flags = expected(e)
+        status, flags, one_of = expected(e)
+        got = set(r["flags"] or [])
         n += 1
-        ok = (r["status"] != "ok") if status == "caught" else (r["status"] == status and set(flags) <= set(r["flags"] or []))
+        ok = (r["status"] != "ok") if status == "caught" else (
+            r["status"] == status and set(flags) <= got and (not one_of or bool(one_of & got)))
         if r["failure_cause"] == "environment":
             ok = False  # a toolchain failure on the GPU machine is a finding of its own
         if not ok:
-            bad.append({"model": r["model"], "want": [status, flags], "got": [r["status"], r["flags"], r["error"]]})
+            bad.append({"model": r["model"], "want": [status, flags, sorted(one_of)], "got": [r["status"], r["flags"], r["error"]]})
     print(json.dumps({"audited": n, "unexpected": bad}, indent=1, default=str))
     return 1 if bad or not n else 0
 
