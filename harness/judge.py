@@ -547,8 +547,10 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
 def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
     """Work on a stream that does not wait for the caller's runs during the flush ahead of the timed call and slows
     it: the candidate's flush in its timed calls against the same flush in its calibration calls (same process,
-    before the submission loaded). The reference's flush, in the judge's process, is recorded beside them: on an
-    H200 it ran faster than every candidate process's, honest ones included (BENCHMARKS.md), so it is no yardstick."""
+    before the submission loaded) or, where higher, the reference's flush in the judge's process, timed between the
+    candidate's batches after work of the same size (a calibration's flush varies by 10% from process to process on
+    an H200: BENCHMARKS.md). The reference's figure counts up to the bound over the calibration: a submission that
+    slowed the reference's flushes would otherwise raise its own yardstick."""
     if not t.flush_ms:
         if calibrated_ms:  # it flushed while calibrating, before the submission loaded
             flag(res, "timer_tampered", "no L2 flush time came back from the candidate's timed calls, though its "
@@ -558,10 +560,13 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
     ref = statistics.median(t_ref.flush_ms) if t_ref is not None and t_ref.flush_ms else None
     res["flag_details"]["flush_ms"] = {"candidate": cand, "calibration": calibrated_ms,
                                        **({"reference": ref} if ref is not None else {})}
-    if calibrated_ms and cand > rules["flush_slowdown"] * calibrated_ms and cand - calibrated_ms > rules["flush_slowdown_min_ms"]:
-        flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
-              f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded: work "
-              "of forward on another stream ran during it")
+    if calibrated_ms:
+        yardstick = max(calibrated_ms, min(ref or 0.0, rules["flush_slowdown"] * calibrated_ms))
+        if cand > rules["flush_slowdown"] * yardstick and cand - yardstick > rules["flush_slowdown_min_ms"]:
+            flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} "
+                  f"us (median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded"
+                  + (f" and {ref * 1e3:.1f} us ahead of the reference's calls" if ref is not None else "")
+                  + ": work of forward on another stream ran during it")
     if calibrated_ms and cand < rules["flush_floor_share"] * calibrated_ms:
         flag(res, "timer_tampered", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
               f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration: it did not flush the cache as "

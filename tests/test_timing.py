@@ -104,8 +104,11 @@ def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
 def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     """The flush's GPU time ahead of the candidate's timed calls against the same flush in its calibration calls,
     before the submission loaded (judge._flush_check), with the H200's figures: work on a stream that does not wait
-    for the caller's shares the GPU with the flush (82.9 against 68.6 us). The reference's flush, timed in the
-    judge's process, is kept beside them and never compared. Without a calibration figure there is nothing to judge."""
+    for the caller's shares the GPU with the flush (82.9 against 68.6 us). Where the reference's flush (timed in the
+    judge's process after work of the same size) is longer than the calibration's, it is the yardstick, up to the
+    bound over the calibration: the honest Triton GELU on a joined side stream, audited on the H200 (2026-12-03),
+    flushed in 71.3 us against a calibration of 61.6 us and the reference's 68.4 us. Without a calibration figure
+    there is nothing to judge."""
     from kb_data.harness import judge
     from kb_data.rules import CHECKS
 
@@ -118,6 +121,11 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
         judge._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res, CHECKS)
         assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib)
         assert res["flag_details"]["flush_ms"] == {"candidate": cand, "calibration": calib, "reference": 0.05}
+    for cand, calib, ref, flagged in ((0.0713, 0.0616, 0.0684, False), (0.0829, 0.0686, 0.0686, True),
+                                      (0.0841, 0.0686, 0.0900, False), (0.0915, 0.0686, 0.0900, True)):
+        res = {"flags": [], "flag_details": {}}  # the last two: a slowed reference raises the yardstick by 15% at most
+        judge._flush_check(timed([cand] * 3), calib, timed([ref] * 3), res, CHECKS)
+        assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib, ref)
     res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figures kept
     judge._flush_check(timed([0.0841] * 3), 0.0686, None, res, CHECKS)
     assert res["flags"] == ["side_stream_work"] and res["flag_details"]["flush_ms"] == {"candidate": 0.0841,
