@@ -108,6 +108,9 @@ class Server:
     def cmd_load(self, msg: dict) -> dict:
         torch = self.torch
         self._use_device(msg)
+        self.model = None  # the calibration's outputs, returned to the device: the judge allocates beside this process
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
         from kb_data.problems import exec_problem_code
 
         problem = exec_problem_code(msg["problem_code"], msg["problem_id"])

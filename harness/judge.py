@@ -350,8 +350,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             ok, why, _, _ = judged(ref_out, outs, t["why"], rules, atol, rtol)
             if kind in OFF_KINDS:
                 finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
-                if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # keep a failing one
-                    ctx["timed_off"] = (ok, why, outs, inputs, t["rng"])
+                if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # a failing one's tensors are kept
+                    ctx["timed_off"] = (ok, why, outs, inputs, t["rng"]) if not ok else (ok, why, None, None, None)
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
             elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
