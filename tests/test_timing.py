@@ -103,13 +103,13 @@ def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
 
 def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     """The flush's GPU time ahead of the candidate's timed calls against the same flush in its calibration calls,
-    before the submission loaded (judge._flush_check), with the H200's figures: work on a stream that does not wait
+    before the submission loaded (timed_loop._flush_check), with the H200's figures: work on a stream that does not wait
     for the caller's shares the GPU with the flush (82.9 against 68.6 us). Where the reference's flush (timed in the
     judge's process after work of the same size) is longer than the calibration's, it is the yardstick, up to the
     bound over the calibration: the honest Triton GELU on a joined side stream, audited on the H200 (2026-12-03),
     flushed in 71.3 us against a calibration of 61.6 us and the reference's 68.4 us. Without a calibration figure
     there is nothing to judge."""
-    from kb_data.harness import judge
+    from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
     def timed(flush_ms):
@@ -118,23 +118,23 @@ def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     for cand, calib, flagged in ((0.0829, 0.0686, True), (0.0783, 0.0788, False), (0.0690, 0.0686, False),
                                  (0.0740, 0.0686, False), (0.0770, 0.0686, False)):  # +12%: under the 15% bound
         res = {"flags": [], "flag_details": {}}
-        judge._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res, CHECKS)
+        timed_loop._flush_check(timed([cand] * 3), calib, timed([0.05] * 3), res, CHECKS)
         assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib)
         assert res["flag_details"]["flush_ms"] == {"candidate": cand, "calibration": calib, "reference": 0.05}
     for cand, calib, ref, flagged in ((0.0713, 0.0616, 0.0684, False), (0.0829, 0.0686, 0.0686, True),
                                       (0.0841, 0.0686, 0.0900, False), (0.0915, 0.0686, 0.0900, True)):
         res = {"flags": [], "flag_details": {}}  # the last two: a slowed reference raises the yardstick by 15% at most
-        judge._flush_check(timed([cand] * 3), calib, timed([ref] * 3), res, CHECKS)
+        timed_loop._flush_check(timed([cand] * 3), calib, timed([ref] * 3), res, CHECKS)
         assert ("side_stream_work" in res["flags"]) == flagged, (cand, calib, ref)
     res = {"flags": [], "flag_details": {}}  # a torch.compile baseline: the candidate timed alone, the figures kept
-    judge._flush_check(timed([0.0841] * 3), 0.0686, None, res, CHECKS)
+    timed_loop._flush_check(timed([0.0841] * 3), 0.0686, None, res, CHECKS)
     assert res["flags"] == ["side_stream_work"] and res["flag_details"]["flush_ms"] == {"candidate": 0.0841,
                                                                                           "calibration": 0.0686}
     res = {"flags": [], "flag_details": {}}
-    judge._flush_check(timed([0.0841] * 3), None, None, res, CHECKS)
+    timed_loop._flush_check(timed([0.0841] * 3), None, None, res, CHECKS)
     assert res == {"flags": [], "flag_details": {"flush_ms": {"candidate": 0.0841, "calibration": None}}}
     res = {"flags": [], "flag_details": {}}  # the CPU: no flush timed on a device
-    judge._flush_check(timing.Timing([1.0], "cpu"), None, timing.Timing([1.0], "cpu"), res, CHECKS)
+    timed_loop._flush_check(timing.Timing([1.0], "cpu"), None, timing.Timing([1.0], "cpu"), res, CHECKS)
     assert res == {"flags": [], "flag_details": {}}
 
 
@@ -142,12 +142,12 @@ def test_a_flush_far_shorter_than_calibrated_or_missing_is_timer_tampered():
     """A candidate that drops its own timer's L2 flush (red team, 2026-12-02: its calls then found their inputs in
     cache) reports a flush far under its calibration's, or none: `timer_tampered`. Honest flushes on the H200 stood
     at 0.78-1.2x their calibration (BENCHMARKS.md)."""
-    from kb_data.harness import judge
+    from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
     def flagged(flush_ms, calib):
         res = {"flags": [], "flag_details": {}}
-        judge._flush_check(timing.Timing([0.01] * max(1, len(flush_ms)), "cuda", flush_ms=flush_ms), calib, None, res,
+        timed_loop._flush_check(timing.Timing([0.01] * max(1, len(flush_ms)), "cuda", flush_ms=flush_ms), calib, None, res,
                            CHECKS)
         return res["flags"]
 
@@ -285,15 +285,15 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     one stalled batch of three is not `timer_tampered`. A claim under the truth in most batches is, and so is one
     batch's claim over its whole round trip (red team, 2026-12-02: one over-claimed batch, then 0.25x claims, passed
     the bound that only the batch most in the candidate's favour decided, at 5x on GELU)."""
-    from kb_data.harness import judge
+    from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
     cpu = torch.device("cpu")
-    batch = lambda wall, claim, k=4, counted=True: judge._batch_bound(wall * k, k, claim, counted, 0.2, CHECKS, cpu)
+    batch = lambda wall, claim, k=4, counted=True: timed_loop._batch_bound(wall * k, k, claim, counted, 0.2, CHECKS, cpu)
 
     def bound(*batches):
         res = {"flags": [], "flag_details": {}}
-        judge._bound_claims(res, list(batches), 0.2, CHECKS, cpu)  # ms per call: round trip, claim
+        timed_loop._bound_claims(res, list(batches), 0.2, CHECKS, cpu)  # ms per call: round trip, claim
         return res
 
     res = bound(batch(2.1, 1.0), batch(250.0, 1.1), batch(2.3, 1.0))

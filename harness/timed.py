@@ -1,0 +1,356 @@
+"""The timed loop: the candidate's calls, timed in its process, and the reference's, timed here, trial for trial.
+
+Each batch of calls gets fresh secret inputs, written into the candidate's slots; the candidate's claimed times are
+bounded by the judge's clock (the round trip of each batch, less the calibrated overhead); some calls, at secret
+positions, are checks the candidate cannot tell from the rest (a float64 comparison, off-distribution inputs, a
+bitwise repeat on inputs one value apart). Everything here runs in the judge's process.
+"""
+from __future__ import annotations
+
+import secrets
+import statistics
+
+import torch
+
+from kb_data.harness import channel, timing
+from kb_data.harness.channel import ChannelError
+from kb_data.harness.checks import _fp64_errors, fp64_out_of_memory, reached, repeat_differs, twin_inputs
+from kb_data.harness.reference import (FP64_CHECKED, _fp64_feasible, _outputs, batch_rows, clone_inputs,
+                                       out_of_memory, rows_apart)
+from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
+
+MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
+MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
+TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the first is always kept)
+REPEAT_KINDS = ("repeat", "repeat_twin")  # a timed call, and a later one on its inputs with one value redrawn
+OFF_KINDS = ("off", "off_scattered")  # timed calls on off-distribution inputs: wholly, and scattered through the suite's
+EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
+MAX_BATCH = 16  # timed calls per round trip to the candidate
+BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
+CALIBRATION_CALLS, CALIBRATION_CALLS_CPU = 48, 16  # no-work calls timed before the submission loads
+
+
+def batch_size(inputs: list, out_meta: list, device, max_batch: int = MAX_BATCH) -> int:
+    """Timed calls per round trip to the candidate: as many as BATCH_BYTES of input and output slots hold (host
+    memory on a CPU, where the judge also keeps each call's inputs and outputs), at most MAX_BATCH."""
+    per_call = sum(x.numel() * x.element_size() for x in list(inputs) + list(out_meta) if isinstance(x, torch.Tensor))
+    budget = BATCH_BYTES if device.type == "cuda" else BATCH_BYTES // 4
+    return max(1, min(max_batch, budget // max(per_call, 1)))
+
+
+def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx, job) -> None:
+    timer = timing.Timer(device, l2_flush=rules["l2_flush"], flush_bytes=job.get("l2_flush_bytes"))
+    warmup, trials = job.get("warmup", rules["warmup"]), job.get("trials", rules["trials"])
+    min_ms = job.get("min_timed_ms", timing.MIN_PAIRED_MS if paired_ref is not None else timing.MIN_TIMED_MS)
+    claims, ref_times, cand_flush, ref_flush, bounds = [], [], [], [], []
+    first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
+    cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
+    stale, i, batches, fp64_due = None, 0, 0, []
+    # checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
+    # cannot tell them from the rest (a float64 comparison; on a degenerate problem, off-distribution inputs, whole
+    # and scattered through the suite's)
+    kinds = (["fp64"] * min(MAX_TIMED_FP64, max(1, trials // 8))
+             + (list(OFF_KINDS) if ctx.get("degenerate") else []))
+    extra_kinds = list(kinds)
+    if rules["require_bitwise_repeat"] and trials >= len(kinds) + 2:  # a timed call and its twin, in that order
+        kinds += list(REPEAT_KINDS)
+    positions = secrets.SystemRandom().sample(range(warmup, warmup + trials), min(len(kinds), max(trials, 0)))
+    checks_at = dict(zip(positions, kinds))  # distinct positions: each check gets its own call
+    pair = sorted(p for p, kind in checks_at.items() if kind in REPEAT_KINDS)
+    checks_at.update(zip(pair, REPEAT_KINDS))
+    repeat = {}  # the pair's inputs, then (outputs, reference's outputs) of each
+    model = paired_ref if paired_ref is not None else ref
+    work = {}  # the reference's inputs live in the same buffers every call, as the candidate's do
+    # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
+    # in-process loop before the boundary gathered in that much wall time), and no further than MAX_PAIRED_TRIALS
+    max_trials = job.get("max_trials", MAX_PAIRED_TRIALS)
+    while i < warmup + trials or (device.type == "cuda" and sum(claims) + sum(ref_times) < min_ms
+                                  and i < max_trials):
+        # the warm-up calls are batches of their own (a batch's calls count together or not at all); a CPU loop stops
+        # at the rule's count; a GPU loop's batches may overshoot it, which only adds evidence
+        if i < warmup:
+            k = min(ctx["batch"], warmup - i)
+        else:
+            k = ctx["batch"] if device.type == "cuda" else min(ctx["batch"], warmup + trials - i)
+        calls = []
+        for c in range(k):
+            kind = checks_at.get(i + c)
+            if kind is None and i + c >= warmup + trials and secrets.randbelow(EXTRA_CHECK_ODDS) == 0:
+                kind = extra_kinds[secrets.randbelow(len(extra_kinds))]  # a loop that runs on keeps being checked
+            inputs, rng = fresh_inputs(mod, device, ctx), draw_seed()
+            if kind in OFF_KINDS:
+                inputs = off_distribution(inputs, device, scattered=kind == "off_scattered")
+            elif kind == "repeat":
+                repeat["original"], repeat["rng"] = inputs, rng
+            elif kind == "repeat_twin" and "original" in repeat:  # its own rng: a shared one would name the pair
+                inputs, repeat["where"] = twin_inputs(repeat["original"], inputs)
+            calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
+        msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), sync=False), "rng": t["rng"],
+                                          "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
+                                         for c, t in enumerate(calls)]}
+        timing.synchronize(device)  # the slots are written before the candidate reads them
+        for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
+            if side == "ref":
+                with cand.paused():
+                    timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls])
+                for t, (ms, flush_ms) in zip(calls, timed):
+                    t["ref_ms"], t["ref_flush"] = ms, flush_ms
+                del timed
+            else:
+                h0 = timing._perf_counter()
+                reply = cand.request(msg, "timing")
+                wall = (timing._perf_counter() - h0) * 1e3
+                for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
+                    t["reply"], t["ms"] = r, channel.field(r, "ms", float)
+                    t["flush"] = channel.field(r, "flush_ms", float, optional=True)
+                    t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
+                    cand.check_input_slots(t["inputs"], _prefix(c))
+                bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
+                                     any(t["i"] >= warmup for t in calls), ctx["overhead_ms"], rules, device)
+                bounds.append(bound)
+        counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
+        if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
+            # a claim under what the judge's clock allows is not believed: the batch is timed at that floor
+            claimed = statistics.fmean(t["ms"] for t in counted)
+            bound["floored"] = claimed < bound["floor_ms"]
+            cand_batches.append(max(claimed, bound["floor_ms"]))
+            ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
+            if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
+                for side, key in (("candidate", "ms"), ("reference", "ref_ms")):
+                    mid = statistics.median(t[key] for t in counted)
+                    if mid > 0:
+                        first_calls[side].append(counted[0][key] / mid)
+        for t in calls:
+            kind, inputs, ref_out, outs = t["kind"], t["inputs"], t["ref_out"], t["outs"]
+            if t["i"] >= warmup and kind not in OFF_KINDS:
+                claims.append(t["ms"])
+                ref_times.append(t["ref_ms"])
+                if t["flush"] is not None:
+                    cand_flush.append(t["flush"])
+                if t["ref_flush"] is not None:
+                    ref_flush.append(t["ref_flush"])
+            ok, why, _, _ = judged(ref_out, outs, t["why"], rules, atol, rtol)
+            if kind in OFF_KINDS:
+                finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
+                if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # a failing one's tensors are kept
+                    ctx["timed_off"] = (ok, why, outs, inputs, t["rng"]) if not ok else (ok, why, None, None, None)
+            elif not ok and stale is None:
+                stale = f"timed call {t['i']}: {why}"
+            elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
+                    not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
+                fp64_due.append((outs, inputs, t["rng"]))
+            elif kind == "fp64" and ok and ctx["precision"] in FP64_CHECKED and not fp64_due:
+                cut = batch_rows(inputs, outs, ref_out)  # too large: rows of it, copied now, checked after the loop
+                if not isinstance(cut, str):
+                    fp64_due.append((cut[1], cut[0], t["rng"], cut[2]))
+            elif kind in REPEAT_KINDS and ok and _nbytes([repeat.get(k) for k in REPEAT_KINDS]) < TIMED_FP64_BYTES:
+                repeat[kind] = (outs, ref_out)
+        t = inputs = ref_out = outs = calls = None  # what this batch made is freed before the next one's
+        i, batches = i + k, batches + 1
+    for outs, inputs, rng, *ref_rows in fp64_due:  # after the loop: a longer pause after a batch would say where one fell
+        if ref_rows and rows_apart(ref, inputs, ref_rows[0], rng, rules) is not None:
+            continue
+        try:
+            errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
+        except Exception as e:
+            if not out_of_memory(e):
+                raise
+            fp64_out_of_memory(res, e, "timed fp64")
+            break
+        if isinstance(errors, list):
+            ctx.setdefault("timed_fp64", []).extend(errors)
+    del fp64_due
+    if "repeat" in repeat and "repeat_twin" in repeat and repeat.get("where") is not None:
+        reach = reached(ref, repeat["original"], repeat["where"], repeat["rng"])
+        why = repeat_differs(repeat["repeat"], repeat["repeat_twin"], reach) if isinstance(reach, list) else None
+        if isinstance(reach, str):
+            res["flag_details"]["timed_repeat"] = f"not run: what the redrawn place reaches cannot be told ({reach})"
+        elif why:
+            flag(res, "nondeterministic", f"two timed calls on inputs one value apart: {why}")
+    repeat = None
+    if stale:
+        flag(res, "stale_output", f"an output did not match its call's fresh inputs ({stale})")
+    cand_t = timing.Timing(cand_batches, device.type, cand_flush)
+    ref_t = timing.Timing(ref_batches, device.type, ref_flush)
+    res.update(sol_ms=cand_t.median_ms, sol_p10_ms=cand_t.p10_ms, sol_p90_ms=cand_t.p90_ms, n_trials=len(claims))
+    _bound_claims(res, bounds, ctx["overhead_ms"], rules, device)
+    if "timing_bound" in res["flag_details"]:
+        res["flag_details"]["timing_bound"]["calls_per_round_trip"] = ctx["batch"]
+    _flush_check(cand_t, ctx.get("calibration_flush_ms"), ref_t if paired_ref is not None else None, res, rules)
+    if paired_ref is not None:
+        res["ref_paired_ms"] = ref_t.median_ms
+        res["paired_speedup"] = timing.paired_ratio(cand_t, ref_t)
+        # the estimators the record does not use, kept as evidence of how far they are apart (BENCHMARKS.md, Noise)
+        claimed = statistics.median(claims) if claims else 0.0
+        res["flag_details"]["paired_estimators"] = {
+            "batch_means": res["paired_speedup"],
+            "per_call": timing.paired_ratio(timing.Timing(claims, device.type), timing.Timing(ref_times, device.type)),
+            "per_call_medians": statistics.median(ref_times) / claimed if claimed > 0 else None,
+            "first_call_over_median": {k: statistics.median(v) for k, v in first_calls.items() if v},
+            "batch_ratio_p10_p90": _spread([r / c for c, r in zip(cand_batches, ref_batches) if c > 0])}
+        limit = rules["reference_slowdown_limit"]
+        margin = rules["reference_slowdown_min_ms" if device.type == "cuda" else "reference_slowdown_min_ms_cpu"]
+        if ref_t.p10_ms > limit * res["ref_alone_ms"] and ref_t.p10_ms - res["ref_alone_ms"] > margin:
+            why = (f"beside the submission the reference's p10 was {ref_t.p10_ms:.4g} ms, alone before it was loaded "
+                   f"its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
+            if device.type == "cpu" and cand.sb.cgroup is not None and cand.unfrozen_pauses == 0:
+                # every process of the sandbox was frozen while the reference ran, and on a CPU nothing of its work
+                # outlives a freeze (a GPU's queued kernels do): the slowdown is the host's, not the submission's
+                res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
+            else:
+                flag(res, "reference_tampered", why)
+
+
+def _nbytes(kept: list) -> int:
+    """Bytes of the tensors in `kept` (nested tuples and lists)."""
+    if isinstance(kept, torch.Tensor):
+        return kept.numel() * kept.element_size()
+    return sum(_nbytes(x) for x in kept) if isinstance(kept, (list, tuple)) else 0
+
+
+def _spread(xs: list) -> list | None:
+    """The 10th and 90th percentiles of `xs` (None for fewer than two)."""
+    if len(xs) < 2:
+        return None
+    t = timing.Timing(xs, "")
+    return [t.p10_ms, t.p90_ms]
+
+
+def _reference_call(t: dict, model, work: dict, k: int) -> tuple:
+    """A timed reference call for Timer.timed_batch: its inputs copied into the same buffers every call (as the
+    candidate's are), its outputs kept in t["ref_out"]."""
+    def prepare():
+        x = t["inputs"]
+        if "inputs" not in work or any(isinstance(w, torch.Tensor) and w.shape != v.shape
+                                       for w, v in zip(work["inputs"], x)):
+            work["inputs"] = clone_inputs(x)
+        else:
+            for w, v in zip(work["inputs"], x):
+                if isinstance(w, torch.Tensor):
+                    w.copy_(v)
+        timing.manual_seed(t["rng"])
+
+    def keep(out):  # a compiled reference's CUDA graph rewrites its outputs in the batch's next call
+        t["ref_out"] = _own(out) if k > 1 else out
+
+    return prepare, lambda: _no_grad(model, work["inputs"]), keep
+
+
+def _batch_replies(reply: dict, k: int) -> list[dict]:
+    replies = channel.field(reply, "calls", list, max_len=k)
+    if len(replies) != k or not all(isinstance(r, dict) for r in replies):
+        raise ChannelError(f"a batch of {k} timed calls needs {k} replies (objects), got {len(replies)}")
+    return replies
+
+
+def _prefix(c: int) -> str:
+    """The slots of a batch's call `c`; the first call's are the ones every other command uses (no extra memory)."""
+    return f"b{c}." if c else ""
+
+
+def _own(out):
+    """The outputs as tensors of their own (the same structure)."""
+    return type(out)(clone_inputs(out)) if isinstance(out, (tuple, list)) else clone_inputs([out])[0]
+
+
+def _no_grad(model, inputs):
+    with torch.no_grad():
+        return model(*inputs)
+
+
+def calibrate(cand, inputs, ctx, device, rules, job) -> float:
+    """What a timed call's round trip costs beyond its own time, measured in the candidate's process before the
+    submission is loaded there (so it cannot inflate it): a model that does no work, timed as every call is, in
+    batches of the timing loop's size. On a GPU its flush median is also the side-stream check's yardstick."""
+    cand.request({"cmd": "calibrate", "device": str(device), "l2_flush": rules["l2_flush"], "threads": cpu_threads(),
+                  "l2_flush_bytes": job.get("l2_flush_bytes"),
+                  "outputs": cand.out_slots(ctx["out_meta"])}, "calibration")
+    k = ctx["batch"]
+    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c), sync=False), "rng": 0,
+                                      "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))} for c in range(k)]}
+    timing.synchronize(device)  # the slots are written before the candidate reads them
+    extra, flushes = [], []
+    calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
+    for b in range(1 + -(-calls // k)):  # the first batch warms up
+        h0 = timing._perf_counter()
+        reply = cand.request(msg, "calibration")
+        wall = (timing._perf_counter() - h0) * 1e3
+        replies = _batch_replies(reply, k)
+        if b:
+            extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
+            flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
+    ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
+    return statistics.median(extra)
+
+
+def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, overhead_ms: float, rules,
+                 device) -> dict:
+    """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
+    work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
+    than timing_bound_slack x and timing_bound_margin_ms under it."""
+    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
+    trusted = wall_ms / calls - overhead_ms
+    return {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
+            "floor_ms": (trusted - margin) / rules["timing_bound_slack"]}
+
+
+def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
+    """The candidate's reported times against the judge's clock (_batch_bound). Every batch is held to it:
+    a claim far under it was made up, or the work ran outside the timed interval, and the batch was timed at the
+    bound's floor (time_paired); a claim over the round trip itself is impossible. A host that stalls the judge (a
+    loaded CI machine) only adds to some round trips, so an honest submission exceeds the bound in few batches:
+    timer_tampered needs more than the rule's share of the counted batches and more than one (a CPU grading of a few
+    trials has a single counted batch, which one stall of a loaded host put over the bound), or one impossible
+    claim."""
+    counted = [b for b in bounds if b["counted"]]
+    if not counted:
+        flag(res, "check_failed", "timing: no timed call came back to bound")
+        return
+    slack, share = rules["timing_bound_slack"], rules["timing_bound_batch_share"]
+    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
+    over = [b for b in counted if b["claimed_ms"] < b["floor_ms"]]
+    impossible = [b for b in bounds
+                  if b["claimed_ms"] * b["calls"] > b["wall_ms"] * rules["overclaim_factor"] + rules["overclaim_ms"]]
+    worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
+    res["flag_details"]["timing_bound"] = {
+        "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "overhead_ms": overhead_ms, "margin_ms": margin,
+        "batches": len(counted), "over_bound": len(over), "floored": sum(bool(b.get("floored")) for b in counted),
+        "over_round_trip": len(impossible)}
+    if impossible:
+        b = impossible[0]
+        flag(res, "timer_tampered", f"the candidate claimed {b['claimed_ms'] * b['calls']:.4g} ms for a batch of "
+              f"{b['calls']} timed calls whose whole round trip took {b['wall_ms']:.4g} ms")
+    elif len(over) > max(1, share * len(counted)):  # one stall alone is forgiven (its batch is timed at the floor)
+        flag(res, "timer_tampered", f"the judge's clock gives more than x{slack} + {margin:g} ms of the candidate's "
+              f"claims in {len(over)} of {len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: "
+              f"{worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")
+
+
+def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
+    """Work on a stream that does not wait for the caller's runs during the flush ahead of the timed call and slows
+    it: the candidate's flush in its timed calls against the same flush in its calibration calls (same process,
+    before the submission loaded) or, where higher, the reference's flush in the judge's process, timed between the
+    candidate's batches after work of the same size (a calibration's flush varies by 10% from process to process on
+    an H200: BENCHMARKS.md). The reference's figure counts up to the bound over the calibration: a submission that
+    slowed the reference's flushes would otherwise raise its own yardstick."""
+    if not t.flush_ms:
+        if calibrated_ms:  # it flushed while calibrating, before the submission loaded
+            flag(res, "timer_tampered", "no L2 flush time came back from the candidate's timed calls, though its "
+                  "calibration flushed")
+        return
+    cand = statistics.median(t.flush_ms)
+    ref = statistics.median(t_ref.flush_ms) if t_ref is not None and t_ref.flush_ms else None
+    res["flag_details"]["flush_ms"] = {"candidate": cand, "calibration": calibrated_ms,
+                                       **({"reference": ref} if ref is not None else {})}
+    if calibrated_ms:
+        yardstick = max(calibrated_ms, min(ref or 0.0, rules["flush_slowdown"] * calibrated_ms))
+        if cand > rules["flush_slowdown"] * yardstick and cand - yardstick > rules["flush_slowdown_min_ms"]:
+            flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} "
+                  f"us (median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded"
+                  + (f" and {ref * 1e3:.1f} us ahead of the reference's calls" if ref is not None else "")
+                  + ": work of forward on another stream ran during it")
+    if calibrated_ms and cand < rules["flush_floor_share"] * calibrated_ms:
+        flag(res, "timer_tampered", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
+              f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration: it did not flush the cache as "
+              "calibrated, so its calls found their inputs in cache")
+
