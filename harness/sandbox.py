@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from kb_data.harness import confine
+from kb_data.harness.cgroup import Cgroup
 from kb_data.io import open_lock_file
 
 LEVELS = ("strong", "process", "none")
@@ -46,90 +47,6 @@ RESCAN_EVERY = 10        # ... and the process list refreshed every this many re
 
 class SandboxUnavailable(RuntimeError):
     """The requested isolation level cannot be had on this machine."""
-
-
-CGROUP_V2_ROOTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")  # unified: a hybrid host's cgroup v2
-FREEZE_WAIT_S = 1.0
-
-
-class _Cgroup:
-    """A cgroup v2 of the sandbox's own, joined by its first process before anything else: freezing it stops every
-    process in it at once (those it forks meanwhile too) and `cgroup.kill` ends them all; it also lists them
-    without a /proc scan. `create` gives None where no cgroup v2 with freezing is writable (not root, no cgroupfs):
-    then the sandbox finds its processes by uid and stops them one by one."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    @classmethod
-    def create(cls, name: str) -> "_Cgroup | None":
-        try:  # under the harness's own cgroup: the sandbox stays within whatever limits the harness runs under
-            with open("/proc/self/cgroup") as f:
-                own = next((line.strip()[3:] for line in f if line.startswith("0::")), "/")
-        except OSError:
-            own = "/"
-        for root in CGROUP_V2_ROOTS:
-            if not os.path.exists(f"{root}/cgroup.controllers"):
-                continue
-            path = f"{root.rstrip('/')}{own.rstrip('/')}/kb-sandbox-{name}"
-            try:
-                os.mkdir(path, 0o755)
-            except OSError:
-                continue
-            if os.path.exists(f"{path}/cgroup.freeze"):
-                return cls(path)
-            os.rmdir(path)
-        return None
-
-    def _write(self, name: str, value: str) -> None:
-        with open(f"{self.path}/{name}", "w") as f:
-            f.write(value)
-
-    def join(self, pid: int) -> None:
-        self._write("cgroup.procs", str(pid))
-
-    def procs(self) -> list[int]:
-        try:
-            with open(f"{self.path}/cgroup.procs") as f:
-                return [int(x) for x in f.read().split()]
-        except OSError:
-            return []
-
-    def freeze(self) -> bool:
-        """Freeze and wait until the kernel says every process is frozen (False if it did not within the wait)."""
-        self._write("cgroup.freeze", "1")
-        end = time.monotonic() + FREEZE_WAIT_S
-        while time.monotonic() < end:
-            with open(f"{self.path}/cgroup.events") as f:
-                if "frozen 1" in f.read():
-                    return True
-            time.sleep(0.0002)
-        return False
-
-    def thaw(self) -> None:
-        self._write("cgroup.freeze", "0")
-
-    def kill(self) -> None:
-        if os.path.exists(f"{self.path}/cgroup.kill"):
-            self._write("cgroup.kill", "1")
-        else:  # kernels before 5.14: frozen processes cannot fork away while they are killed
-            self.freeze()
-            for pid in self.procs():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            self.thaw()
-
-    def remove(self) -> None:
-        for _ in range(500):  # the killed processes leave the cgroup as they are reaped
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)
 
 
 @dataclass
@@ -247,7 +164,7 @@ class Sandbox:
         self.work.mkdir(mode=0o700)
         if self.uid is not None:
             os.chown(self.work, self.uid, self.uid)
-        self.cgroup = _Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
+        self.cgroup = Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
         self.pid: int | None = None
         self.exit_code: int | None = None
         self._spawner: Spawner | None = None
@@ -542,7 +459,7 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     """In the forked child: own session, die with the judge, output to the log, no inherited descriptor but the
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
     if setup.get("cgroup"):  # first: whatever it starts from here on is in it
-        _Cgroup(setup["cgroup"]).join(os.getpid())
+        Cgroup(setup["cgroup"]).join(os.getpid())
     os.setsid()
     parent_gone = lambda: os.getppid() != setup["parent"]
     confine.die_with_parent(parent_gone)
