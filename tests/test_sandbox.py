@@ -23,6 +23,7 @@ from kb_data.harness import judge as judge_mod
 from kb_data.harness import sandbox, session
 from kb_data.harness.grade import Options, grade
 from kb_data.problems import ProblemSet
+from kb_data.rules import rules_for, with_checks
 from tests.corpus import CORPUS, SMALL_PROBLEMS
 
 GELU = "v3/level1/26_GELU_"
@@ -37,6 +38,15 @@ def _grade(entry: str, problem: str = GELU, **kw):
     opt = Options(device="cpu", trials=3, warmup=1, timeout_s=300, **kw)
     rec, _ = grade(p, (HOSTILE / f"{entry}.py").read_text(), name=f"{entry}.py", options=opt)
     return rec
+
+
+def _judge(problem, code: str, **job) -> dict:
+    """The judge called directly on the CPU (no grading parent), under the problem's suite rules with every check."""
+    suite = problem.problem_id.split("/")[0]
+    return judge_mod.judge({"problem_id": problem.problem_id, "problem_code": problem.code,
+                            "rules": with_checks(rules_for(suite)), "submission_code": code, "device": "cpu",
+                            "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"),
+                            "memory_limit_bytes": 8 << 30, "warmup": 1, "pair_reference": True, **job})
 
 
 def _sha(path) -> str:
@@ -144,7 +154,6 @@ def test_the_candidate_never_receives_a_seed(monkeypatch):
     """Every message the judge sends is recorded; no seed it drew inputs with (the secret one included) is in
     any of them. The judge runs in this process here, the candidate in its sandbox as always."""
     from kb_data.harness import channel
-    from kb_data.rules import rules_for, with_checks
 
     sent, seeds = [], []
     real_send, real_make = channel.send, judge_mod.make_inputs
@@ -153,11 +162,7 @@ def test_the_candidate_never_receives_a_seed(monkeypatch):
     monkeypatch.setattr(judge_mod, "make_inputs", recording)  # the correctness seeds, the secret one included
     monkeypatch.setattr(session, "make_inputs", recording)    # every check's and every timed call's fresh draw
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
-    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
-           "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",
-           "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30,
-           "trials": 3, "warmup": 1, "pair_reference": True}
-    res = judge_mod.judge(job)
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=3)
     assert res["status"] == "ok", res["error"]
     assert len(seeds) > 10 and len(sent) > 10
     numbers = set()
@@ -172,7 +177,6 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     after its batch, it lengthened the pause before the next request, and the red team's candidate found where the
     check fell and computed in float16 from then on (2026-12-02, ok 4 times in 4 on LayerNorm)."""
     from kb_data.harness import channel, timed
-    from kb_data.rules import rules_for, with_checks
 
     events = []
     real_send, real_fp64 = channel.send, timed._fp64_errors
@@ -185,11 +189,7 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     monkeypatch.setattr(channel, "send", send)
     monkeypatch.setattr(timed, "_fp64_errors", lambda *a: (events.append("fp64"), real_fp64(*a))[1])
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
-    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
-           "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",
-           "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30,
-           "trials": 40, "warmup": 1, "pair_reference": True, "max_batch": 4}
-    res = judge_mod.judge(job)
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=40, max_batch=4)
     assert res["status"] == "ok", res["error"]
     timed = [n for n, e in enumerate(events) if e == "timed"]
     timed_fp64 = [n for n, e in enumerate(events) if e == "fp64" and timed[0] < n < timed[-1] + 3]
@@ -205,7 +205,6 @@ def test_v01_timed_calls_run_on_secretly_loaded_weights(monkeypatch):
     on secretly perturbed weights loaded after the published seeds, as v3's do: before, nothing was loaded until
     the weights check after timing, so a model that followed weights only once loaded skipped them when timed."""
     from kb_data.harness import channel
-    from kb_data.rules import rules_for, with_checks
 
     events = []
     real_send = channel.send
@@ -217,11 +216,7 @@ def test_v01_timed_calls_run_on_secretly_loaded_weights(monkeypatch):
 
     monkeypatch.setattr(channel, "send", send)
     p = ProblemSet(SMALL_PROBLEMS).load("v0.1/level1/40_LayerNorm")
-    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v0.1")),
-           "submission_code": p.code.replace("class Model(", "class ModelNew("), "device": "cpu", "timeout_s": 300,
-           "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30, "trials": 8, "warmup": 1,
-           "pair_reference": True, "max_batch": 4}
-    res = judge_mod.judge(job)
+    res = _judge(p, p.code.replace("class Model(", "class ModelNew("), trials=8, max_batch=4)
     assert res["status"] == "ok", res["error"]
     graded = events[events.index("load"):]  # the calibration's timed calls come before the submission is loaded
     assert "timed" in graded and graded.index("load_weights") < graded.index("timed"), " ".join(map(str, events))
@@ -240,7 +235,6 @@ def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch, w
     problem's lack of float64 kernels, which passed (red team, session 16: float16 products ok at 1.08x). A host
     allocator's failure in the reference's forward reaches the check as such, not as the forward's runtime error."""
     from kb_data.harness import checks
-    from kb_data.rules import rules_for, with_checks
 
     real = checks.reference_copy
 
@@ -253,11 +247,7 @@ def test_a_float64_check_that_runs_out_of_memory_fails_the_record(monkeypatch, w
 
     monkeypatch.setattr(checks, "reference_copy", copy)
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
-    job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
-           "submission_code": (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), "device": "cpu",
-           "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"), "memory_limit_bytes": 8 << 30,
-           "trials": 16, "warmup": 1, "pair_reference": True, "max_batch": 4}
-    res = judge_mod.judge(job)
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=16, max_batch=4)
     assert "check_failed" in res["flags"], (res["status"], res["flags"], res["flag_details"])
     assert "out of memory for the float64 reference" in json.dumps(res["flag_details"])
 
@@ -269,7 +259,6 @@ def test_a_batch_too_large_for_the_float64_comparison_is_compared_on_rows_of_it_
     float16 by the second red-team pass), in the timed loop and after it. Shown on GELU with the
     limits shrunk under its 64 KiB input."""
     from kb_data.harness import reference
-    from kb_data.rules import rules_for, with_checks
 
     monkeypatch.setattr(reference, "FP64_CHECK_MAX_BYTES", 1 << 10)
     monkeypatch.setattr(reference, "FP64_ROWS_BYTES", 16 << 10)
@@ -278,10 +267,7 @@ def test_a_batch_too_large_for_the_float64_comparison_is_compared_on_rows_of_it_
             "        return (0.5 * h * (1.0 + torch.erf(h * 0.7071067811865476))).float()\n")
     records = {}
     for name, code in (("honest", (CORPUS / "honest" / "torch_gelu_erf.py").read_text()), ("fp16", fp16)):
-        job = {"problem_id": p.problem_id, "problem_code": p.code, "rules": with_checks(rules_for("v3")),
-               "submission_code": code, "device": "cpu", "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"),
-               "memory_limit_bytes": 8 << 30, "trials": 16, "warmup": 1, "pair_reference": True, "max_batch": 4}
-        records[name] = judge_mod.judge(job)
+        records[name] = _judge(p, code, trials=16, max_batch=4)
     honest, fp16_rec = records["honest"], records["fp16"]
     assert honest["status"] == "ok" and not honest["flags"], (honest["flags"], honest["error"])
     assert honest["flag_details"]["fp64_rows"] == 4 and len(honest["flag_details"]["fp64_rel_err"]) >= 2
