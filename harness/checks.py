@@ -348,11 +348,18 @@ def reference_copy(ref, rebuild, state: dict | None = None):
     return new
 
 
-def fp64_out_of_memory(res, e: BaseException, where: str) -> None:
-    """The float64 comparison could not get its memory: a check that could not run, never a pass."""
-    flag(res, "check_failed", f"{where}: out of memory for the float64 reference ({str(e)[:120]})")
+def fp64_errors_or_flag(res, where: str, ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, float]] | str | None:
+    """_fp64_errors, where a comparison that could not get its memory is a check that could not run (check_failed,
+    never a pass): None then."""
+    try:
+        return _fp64_errors(ref, cand_outs, inputs, rng, rebuild)
+    except Exception as e:
+        if not out_of_memory(e):
+            raise
+        flag(res, "check_failed", f"{where}: out of memory for the float64 reference ({str(e)[:120]})")
     if torch.cuda.is_initialized():
         torch.cuda.empty_cache()
+    return None
 
 
 def _fp64_errors(ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, float]] | str:
@@ -396,12 +403,9 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
             return
         inputs, outs, _ = cut
         res["flag_details"]["fp64_rows"] = int(next(x.shape[0] for x in outs if isinstance(x, torch.Tensor)))
-    try:
-        errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
-    except Exception as e:
-        if not out_of_memory(e):
-            raise
-        return fp64_out_of_memory(res, e, "fp64")
+    errors = fp64_errors_or_flag(res, "fp64", ref, outs, inputs, rng, ctx["rebuild"])
+    if errors is None:
+        return
     if isinstance(errors, str):
         res["flag_details"]["fp64_check"] = errors
         return

@@ -14,9 +14,9 @@ import torch
 
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import _fp64_errors, fp64_out_of_memory, reached, repeat_differs, twin_inputs
+from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, _fp64_feasible, _outputs, batch_rows, clone_inputs,
-                                       out_of_memory, rows_apart)
+                                       rows_apart)
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
@@ -150,12 +150,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     for outs, inputs, rng, *ref_rows in fp64_due:  # after the loop: a longer pause after a batch would say where one fell
         if ref_rows and rows_apart(ref, inputs, ref_rows[0], rng, rules) is not None:
             continue
-        try:
-            errors = _fp64_errors(ref, outs, inputs, rng, ctx["rebuild"])
-        except Exception as e:
-            if not out_of_memory(e):
-                raise
-            fp64_out_of_memory(res, e, "timed fp64")
+        errors = fp64_errors_or_flag(res, "timed fp64", ref, outs, inputs, rng, ctx["rebuild"])
+        if errors is None:
             break
         if isinstance(errors, list):
             ctx.setdefault("timed_fp64", []).extend(errors)

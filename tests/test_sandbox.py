@@ -176,10 +176,10 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     """The float64 comparison of the timed call that was secretly a check runs once the timed loop is over: done
     after its batch, it lengthened the pause before the next request, and the red team's candidate found where the
     check fell and computed in float16 from then on (2026-12-02, ok 4 times in 4 on LayerNorm)."""
-    from kb_data.harness import channel, timed
+    from kb_data.harness import channel, checks
 
     events = []
-    real_send, real_fp64 = channel.send, timed._fp64_errors
+    real_send, real_fp64 = channel.send, checks._fp64_errors
 
     def send(sock, msg, fds=()):
         if not (isinstance(msg, dict) and msg.get("cmd") in ("spawn", "status")):  # the judge's talk with its spawner
@@ -187,7 +187,7 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
         return real_send(sock, msg, fds)
 
     monkeypatch.setattr(channel, "send", send)
-    monkeypatch.setattr(timed, "_fp64_errors", lambda *a: (events.append("fp64"), real_fp64(*a))[1])
+    monkeypatch.setattr(checks, "_fp64_errors", lambda *a: (events.append("fp64"), real_fp64(*a))[1])
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=40, max_batch=4)
     assert res["status"] == "ok", res["error"]
