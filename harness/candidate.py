@@ -267,8 +267,11 @@ def _threads_left(before: set, roots: tuple) -> int:
     """Threads started during a call and still alive after it whose stacks hold code of no installed library (the
     submission's, or code made at run time): a pool that torch.compile or Triton left waiting for work is not one."""
     frames = sys._current_frames()
-    return sum(1 for t in threading.enumerate() if t.ident not in before and t.is_alive()
-               and _outside_libraries(frames.get(t.ident), roots))
+    try:
+        return sum(1 for t in threading.enumerate() if t.ident not in before and t.is_alive()
+                   and _outside_libraries(frames.get(t.ident), roots))
+    finally:  # it holds this frame, which holds it: the cycle kept the caller's outputs alive until a gc ran
+        frames.clear()
 
 
 def _outside_libraries(frame, roots: tuple) -> bool:

@@ -404,6 +404,27 @@ def test_threads_left_running_count_the_submissions_code_not_a_librarys_idle_poo
     assert "left 1 thread(s) running" in json.loads(sleeper.flag_details)["side_stream_work"]
 
 
+def test_counting_threads_keeps_no_frame_and_so_no_output_alive():
+    """The thread count after a call must not tie the call's frame (holding its outputs) into a reference cycle:
+    on v0.1 FrobeniusNorm each correctness call's 7.5 GB output stayed on the GPU until a garbage collection that
+    never came, and the candidate's seventh call ran out of memory."""
+    import gc
+    import weakref
+
+    from kb_data.harness.candidate import _threads_left
+
+    def call():
+        out = torch.empty(4)
+        _threads_left(set(), ())
+        return weakref.ref(out)
+
+    gc.disable()
+    try:
+        assert call()() is None
+    finally:
+        gc.enable()
+
+
 def test_the_timed_repeat_compares_only_what_the_redrawn_place_cannot_reach():
     """The twin of a timed call redraws one input value: every output a NaN tangent at that place reaches (through
     forward-mode AD of the reference) is left out, so an honest LayerNorm whose own reduction order rounds the
