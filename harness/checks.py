@@ -306,7 +306,7 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
         return
     flag(res, "degenerate_problem", reason)
     timed = ctx.get("timed_off")  # the same check, run as one of the timed calls (indistinguishable from them)
-    if timed is not None and not timed[0] and not _as_close_as_the_reference(ref, timed[2], timed[3], timed[4],
+    if timed is not None and not timed[0] and not _as_close_as_the_reference(res, ref, timed[2], timed[3], timed[4],
                                                                                precision, rules, ctx["rebuild"]):
         flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs (a timed call): "
              f"{timed[1]}")
@@ -320,17 +320,17 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
     passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
     if passed:
         return
-    if _as_close_as_the_reference(ref, outs, off, rng, precision, rules, ctx["rebuild"]):
+    if _as_close_as_the_reference(res, ref, outs, off, rng, precision, rules, ctx["rebuild"]):
         res["flag_details"]["off_distribution"] = f"outside the tolerance ({why}), but as close to float64 as the reference"
         return
     flag(res, "input_overfit", f"right on the suite's inputs, wrong on off-distribution inputs: {why}")
 
 
-def _as_close_as_the_reference(ref, outs, inputs, rng, precision, rules, rebuild) -> bool:
+def _as_close_as_the_reference(res, ref, outs, inputs, rng, precision, rules, rebuild) -> bool:
     """Outputs outside the tolerance that are still as close to float64 as the reference's (rounding, not overfit)."""
     if outs is None or not _fp64_feasible(inputs, precision):
         return False
-    errors = _fp64_errors(ref, outs, inputs, rng, rebuild)
+    errors = fp64_errors_or_flag(res, "degenerate", ref, outs, inputs, rng, rebuild)
     return isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors)
 
 
