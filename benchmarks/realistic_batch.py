@@ -306,7 +306,8 @@ def summary(runs: list[Path]) -> None:
         print(f"  GPU-locked (judge wall) median {_median(locked)} s, p90 "
               f"{round(sorted(locked)[int(0.9 * (len(locked) - 1))], 2) if locked else None} s, sum {round(sum(locked), 1)} s")
         for key in ("build", "build_wait", "setup", "reference_alone", "import_and_build_submission", "correctness", "timing",
-                    "dynamic_checks", "sandbox_close"):
+                    "dynamic_checks", *(f"dynamic_checks.{c}" for c in ("profile", "constant", "degenerate", "fp64", "weights")),
+                    "sandbox_close"):
             xs = [s[key] for s in stages if s.get(key) is not None]
             if xs:
                 print(f"  stage {key:28s} n={len(xs):3d} median {_median(xs)} s, sum {round(sum(xs), 1)} s")

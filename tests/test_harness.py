@@ -59,6 +59,10 @@ def test_honest_record_has_every_field():
     assert len(rec.problem_sha256) == 64 and len(rec.solution_sha256) == 64
     assert rec.problems_revision.startswith("local-") and rec.torch_version == torch.__version__
     assert rec.gpu == "CPU" and rec.created_at and rec.record_id
+    stages = json.loads(rec.harness_seconds)  # each dynamic check's share, within the stage's own time
+    checks = {k: v for k, v in stages.items() if k.startswith("dynamic_checks.")}
+    assert set(checks) == {f"dynamic_checks.{c}" for c in ("profile", "constant", "degenerate", "fp64", "weights")}, stages
+    assert 0 < sum(checks.values()) <= stages["dynamic_checks"], stages
 
 
 def test_known_eager_baseline_is_paired_and_compiled_one_is_not_on_the_cpu():
