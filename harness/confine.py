@@ -64,6 +64,79 @@ def enter(setup: dict) -> None:
     os.environ.clear()
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
+    if level != "none":
+        deny_syscalls()  # last: the mounts above are system calls it refuses
+
+
+# System calls grading never needs and a submission could turn against it, refused with EPERM by a seccomp filter:
+# memory that fills itself when first read (userfaultfd: an output computed while the harness copies it, after the
+# timer), reaching into other processes (ptrace, process_vm_*), I/O that completes outside the call that started it
+# (io_uring), and the kernel's own machinery (bpf, modules, keys, mounts, namespaces, kexec, swap, reboot, ports).
+DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter",
+                   "io_uring_register", "bpf", "init_module", "finit_module", "delete_module", "kexec_load",
+                   "kexec_file_load", "add_key", "request_key", "keyctl", "mount", "umount2", "pivot_root", "open_tree",
+                   "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns", "unshare",
+                   "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm")
+# (seccomp's audit arch, {name: number}) per machine; a name missing from a table has no such call there
+SYSCALLS = {
+    "x86_64": (0xC000003E, {
+        "userfaultfd": 323, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "io_uring_setup": 425,
+        "io_uring_enter": 426, "io_uring_register": 427, "bpf": 321, "init_module": 175, "finit_module": 313,
+        "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320, "add_key": 248, "request_key": 249,
+        "keyctl": 250, "mount": 165, "umount2": 166, "pivot_root": 155, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "setns": 308,
+        "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169, "iopl": 172,
+        "ioperm": 173}),
+    "aarch64": (0xC00000B7, {
+        "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "io_uring_setup": 425,
+        "io_uring_enter": 426, "io_uring_register": 427, "bpf": 280, "init_module": 105, "finit_module": 273,
+        "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294, "add_key": 217, "request_key": 218,
+        "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "setns": 268,
+        "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142}),
+}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
+X32_SYSCALL_BIT = 0x40000000
+
+
+def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The classic-BPF filter (code, jt, jf, k): another ABI than this machine's is killed (i386 calls on x86_64),
+    x32 calls and the denied ones get EPERM, everything else runs."""
+    import errno
+
+    if machine not in SYSCALLS:
+        raise OSError(errno.ENOSYS, f"no system call table for {machine}: the sandbox cannot refuse {DENIED_SYSCALLS[0]}")
+    arch, numbers = SYSCALLS[machine]
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    eperm = SECCOMP_RET_ERRNO | errno.EPERM
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, SECCOMP_RET_KILL_PROCESS), (ld, 0, 0, 0)]
+    if machine == "x86_64":
+        prog += [(jge, 0, 1, X32_SYSCALL_BIT), (ret, 0, 0, eperm)]
+    for name in DENIED_SYSCALLS:
+        if name in numbers:
+            prog += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
+    return prog + [(ret, 0, 0, SECCOMP_RET_ALLOW)]
+
+
+def deny_syscalls() -> None:
+    """Install seccomp_program for this machine in this process (inherited by all it starts; it cannot be removed).
+    Needs no_new_privs (set before) or CAP_SYS_ADMIN."""
+    import ctypes
+    import platform
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    prog = seccomp_program(platform.machine())
+    filters = (Filter * len(prog))(*[Filter(*f) for f in prog])
+    fprog = Program(len(prog), filters)
+    if libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp filter: {os.strerror(err)}")
 
 
 def _strong_mounts(setup: dict) -> None:
