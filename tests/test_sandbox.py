@@ -458,3 +458,19 @@ def test_memory_a_sandbox_still_shares_with_the_judge_it_was_forked_from_is_not_
     finally:
         sb.close()
     del held
+
+
+def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_machine():
+    """Each machine's table names a number for each denied call it has (a typo would leave one allowed), the program
+    tests each of them, and a machine without a table gets no sandbox rather than one without the filter
+    (hostile/denied_syscalls checks the refusals themselves inside a real sandbox)."""
+    from kb_data.harness import confine
+
+    for machine, (_, numbers) in confine.SYSCALLS.items():
+        assert set(numbers) <= set(confine.DENIED_SYSCALLS), machine
+        assert len(set(numbers.values())) == len(numbers), machine
+        tested = {k for code, _, _, k in confine.seccomp_program(machine) if code == 0x15}  # BPF_JMP|JEQ|K
+        assert set(numbers.values()) <= tested, machine
+    assert set(confine.SYSCALLS["x86_64"][1]) == set(confine.DENIED_SYSCALLS)
+    with pytest.raises(OSError, match="no system call table for riscv64"):
+        confine.seccomp_program("riscv64")
