@@ -62,7 +62,7 @@ def test_honest_record_has_every_field():
     stages = json.loads(rec.harness_seconds)  # each dynamic check's share, within the stage's own time
     checks = {k: v for k, v in stages.items() if k.startswith("dynamic_checks.")}
     assert set(checks) == {f"dynamic_checks.{c}" for c in ("profile", "constant", "degenerate", "fp64", "weights")}, stages
-    assert 0 < sum(checks.values()) <= stages["dynamic_checks"], stages
+    assert 0 < sum(checks.values()) <= stages["dynamic_checks"] + 6 * 5e-5, stages  # each figure rounded to 4 places
 
 
 def test_known_eager_baseline_is_paired_and_compiled_one_is_not_on_the_cpu():
