@@ -77,23 +77,23 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
                    "kexec_file_load", "add_key", "request_key", "keyctl", "mount", "umount2", "pivot_root", "open_tree",
                    "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns", "unshare",
                    "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm")
+# the numbers from 424 on are the same on every architecture (Linux 5.1's unified table)
+_GENERIC = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
+            "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442}
 # (seccomp's audit arch, {name: number}) per machine; a name missing from a table has no such call there
 SYSCALLS = {
     "x86_64": (0xC000003E, {
-        "userfaultfd": 323, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "io_uring_setup": 425,
-        "io_uring_enter": 426, "io_uring_register": 427, "bpf": 321, "init_module": 175, "finit_module": 313,
-        "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320, "add_key": 248, "request_key": 249,
-        "keyctl": 250, "mount": 165, "umount2": 166, "pivot_root": 155, "open_tree": 428, "move_mount": 429,
-        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "setns": 308,
-        "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169, "iopl": 172,
-        "ioperm": 173}),
+        "userfaultfd": 323, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321,
+        "init_module": 175, "finit_module": 313, "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320,
+        "add_key": 248, "request_key": 249, "keyctl": 250, "mount": 165, "umount2": 166, "pivot_root": 155,
+        "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
+        "iopl": 172, "ioperm": 173, **_GENERIC}),
     "aarch64": (0xC00000B7, {
-        "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "io_uring_setup": 425,
-        "io_uring_enter": 426, "io_uring_register": 427, "bpf": 280, "init_module": 105, "finit_module": 273,
-        "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294, "add_key": 217, "request_key": 218,
-        "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41, "open_tree": 428, "move_mount": 429,
-        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "setns": 268,
-        "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142}),
+        "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
+        "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
+        "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
+        "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
+        **_GENERIC}),
 }
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
