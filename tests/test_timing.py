@@ -318,3 +318,26 @@ def test_a_job_may_cap_the_timed_calls_per_round_trip():
     assert capped.status == default.status == "ok"
     rounds = lambda rec: json.loads(rec.flag_details)["timing_bound"]["calls_per_round_trip"]
     assert rounds(capped) == 1 and rounds(default) > 1
+
+
+def test_a_cpu_timed_call_reads_its_outputs_before_the_timer_stops(monkeypatch):
+    """Memory that fills itself when first read (a fault handler: adversarial/segv_lazy_output_gelu) must do that work
+    inside the timed interval, not in the untimed copy after it: the first read of the output comes between the two
+    clock reads of its call, before the delivery."""
+    events = []
+
+    class FillsWhenRead(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if "read" not in events:
+                events.append("read")
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    def clock():
+        events.append("clock")
+        return 0.0
+
+    monkeypatch.setattr(timing, "_perf_counter", clock)
+    timing.Timer(torch.device("cpu"), l2_flush=False).timed_batch(
+        [(lambda: None, lambda: torch.zeros(1024).as_subclass(FillsWhenRead), lambda out: events.append("delivered"))])
+    assert events == ["clock", "read", "clock", "delivered"], events
