@@ -6,6 +6,7 @@
 #              calibration, CUDA fault containment), which use CUDA in the test process (torch.compile in a candidate
 #              then fails: BENCHMARKS.md); -s prints each verdict as it comes, so a run cut short still shows them
 #   gpu-corpus every GPU corpus entry (adversarial and honest) on the real problems, without the slower harness tests
+#              ($CORPUS_K: a pytest -k expression to run part of it)
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)
 #   noise      the reference graded as its own submission, 2 repeats (BENCHMARKS.md "Noise")
 #   noise-long the same with a 400 ms floor on each paired loop (the default since; run 4 of BENCHMARKS.md)
@@ -48,7 +49,7 @@ for step in "$@"; do
     case $step in
     gpu-tests) timeout "${TESTS_TIMEOUT:-540}" python -m pytest -m gpu tests/test_anticheat.py tests/test_harness.py tests/test_timing.py tests/test_batch.py tests/test_baseline_sweep.py -s -v \
                    -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_tests.log" 2>&1 ;;
-    gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "corpus_gpu" -s -v \
+    gpu-corpus) timeout "${CORPUS_TIMEOUT:-420}" python -m pytest -m gpu tests/test_anticheat.py -k "${CORPUS_K:-corpus_gpu}" -s -v \
                     -p no:cacheprovider --timeout 150 --tb=short > "$OUT/gpu_corpus.log" 2>&1 ;;
     audit) rm -rf "$OUT/audit_corpus" && python benchmarks/audit_corpus.py build "$OUT/audit_corpus" > "$OUT/audit.log" 2>&1 &&
            timeout 540 kb audit "$OUT/audit_corpus" --out "$OUT/audit" --quiet >> "$OUT/audit.log" 2>&1;

@@ -24,7 +24,8 @@ from contextlib import closing, contextmanager
 
 from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
-PRELOAD = ["torch", "kb_data.harness.judge"]
+# forward-mode AD scripts its decompositions on first use (0.3-1 s): done once here, not in every judge
+PRELOAD = ["torch", "torch._decomp.decompositions_for_jvp", "kb_data.harness.judge"]
 _ctx = None
 
 
