@@ -154,6 +154,9 @@ def _prepared(job: dict, res: dict, device, stage) -> tuple:
     res["versions"] = versions()  # after the fork: importing Triton may touch the CUDA driver
     if device.type == "cuda":
         use_gpu(device, res)
+        # its CPU work is small (output samples, bookkeeping): a pool of threads per core only stalls each op on a
+        # host busy with builds (0.2-0.5 s per check on the H200 in a cold batch)
+        torch.set_num_threads(1)
     else:
         torch.set_num_threads(cpu_threads())  # judge and candidate each get half the cores: neither waits for the other
     if _warm.get("key") == key and not job.get("measure_baseline"):
