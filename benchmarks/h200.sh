@@ -56,11 +56,13 @@ for step in "$@"; do
            python benchmarks/audit_corpus.py check "$OUT/audit" >> "$OUT/audit.log" 2>&1 ;;
     batch) b=${BATCH_DIR:-$PWD/.kb-batch}; export KB_BUILD_CACHE=${KB_BUILD_CACHE:-$PWD/.kb-builds}
            [ -f "$b/manifest.jsonl" ] || python benchmarks/realistic_batch.py build "$b" > "$OUT/batch.log" 2>&1
+           m="$b/manifest.jsonl"  # $BATCH_ONLY: only the submissions whose model starts so (triton: no builds)
+           [ -n "${BATCH_ONLY:-}" ] && m="$b/manifest_$BATCH_ONLY.jsonl" && grep "\"model\": \"$BATCH_ONLY" "$b/manifest.jsonl" > "$m"
            for arm in ${BATCH_ARMS:-cold:2 warm:1 warm:2}; do
-               IFS=: read -r cache w judge <<< "$arm"; run="$b/run_${cache}_w${w}${judge:+_$judge}"
+               IFS=: read -r cache w judge <<< "$arm"; run="$b/run_${cache}_w${w}${judge:+_$judge}${BATCH_ONLY:+_$BATCH_ONLY}"
                [ "$cache" = cold ] && [ ! -f "$run/records.jsonl" ] && rm -rf "$KB_BUILD_CACHE"
                t0=$(date +%s)
-               timeout "${ARM_TIMEOUT:-540}" kb eval --batch "$b/manifest.jsonl" --workers "$w" --out "$run" \
+               timeout "${ARM_TIMEOUT:-540}" kb eval --batch "$m" --workers "$w" --out "$run" \
                    ${judge:+--fresh-judge} >> "$OUT/batch.log" 2>&1
                python -c "import json,sys; p=sys.argv[1]+'/wall.json'; import os; o=json.load(open(p)) if os.path.exists(p) else {'wall_s':0}; o['wall_s']+=float(sys.argv[2]); o['what']=sys.argv[3]; json.dump(o,open(p,'w'))" \
                    "$run" "$(( $(date +%s) - t0 ))" "$arm"

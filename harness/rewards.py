@@ -76,7 +76,7 @@ def _stream(todo, devices, options, baselines, sink) -> Iterator[tuple[int, RunR
         return rec
 
     # closing the generator (an early close of grade_sources) lets the workers finish what they hold, no more
-    with closing(map_per_device(devices, todo, grade_on)) as results:
+    with closing(map_per_device(devices, todo, grade_on, group=lambda t: t[1].problem_id)) as results:
         for (i, _, _), rec, error in results:
             if error is not None:  # grade() never raises for a bad submission: this is the harness's own failure
                 raise RuntimeError(f"grading pair {i} failed in the harness: {error}") from error

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from contextlib import closing, contextmanager
 
 from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
@@ -239,25 +240,55 @@ def device_index(device: str) -> int:
 _DONE = object()  # a device thread's last word
 
 
-def map_per_device(devices: list[str], items, handle, stop=None):
-    """One thread per device, each taking the next item from a shared queue and calling `handle(device, item)`,
-    until the queue is empty or `stop()` returns True; a thread ends by closing the judges it kept (Resident). Yields (item, result, None) as each finishes, or
+class _Groups:
+    """map_per_device's queue: the items in groups, kept in order. A thread goes on with the group it holds; then it
+    takes the first group nobody holds, or else shares one held only by threads of other devices (on one device a
+    second thread would wait for the same GPU and prepare the same reference again)."""
+
+    def __init__(self, items, key):
+        self.lock = threading.Lock()
+        self.items: dict = {}
+        for n, item in enumerate(items):
+            self.items.setdefault(key(item) if key is not None else n, deque()).append(item)
+        self.holders: dict = {}  # group -> the devices of the threads on it, one entry per thread
+
+    def take(self, device: str, held):
+        """(group, item) for the thread that holds `held` (None at first), or None when it should stop."""
+        with self.lock:
+            if held is not None and self.items.get(held):
+                return held, self.items[held].popleft()
+            if held is not None:
+                self.holders[held].remove(device)
+            left = [g for g, q in self.items.items() if q]
+            free = [g for g in left if not self.holders.get(g)]
+            shared = [g for g in left if device not in self.holders.get(g, [])]
+            if not free and not shared:
+                return None
+            pick = (free or shared)[0]
+            self.holders.setdefault(pick, []).append(device)
+            return pick, self.items[pick].popleft()
+
+
+def map_per_device(devices: list[str], items, handle, stop=None, group=None):
+    """One thread per device, each taking items from a shared queue and calling `handle(device, item)`, until the
+    queue is empty or `stop()` returns True; a thread ends by closing the judges it kept (Resident). With
+    `group(item)` (a batch's problem), a thread takes a group's items one after another (_Groups), so that its
+    resident judge prepares the problem once. Yields (item, result, None) as each finishes, or
     (item, None, exception) where `handle` raised: the thread goes on with the next item, so one failure never
     silently drops the items queued behind it. Closing the iterator early lets each thread finish the item it
     holds and take no more. The callers put the isolation inside `handle`."""
-    todo: queue.Queue = queue.Queue()
-    for item in items:
-        todo.put(item)
+    todo = _Groups(items, group)
     finished: queue.Queue = queue.Queue()
     halt = threading.Event()
 
     def work(device: str) -> None:
+        held = None
         try:
             while not halt.is_set() and (stop is None or not stop()):
-                try:
-                    item = todo.get_nowait()
-                except queue.Empty:
+                took = todo.take(device, held)
+                if took is None:
                     return
+                held, item = took
                 try:
                     finished.put((item, handle(device, item), None))
                 except BaseException as e:  # noqa: BLE001  (handed to the caller, who decides)

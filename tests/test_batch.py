@@ -178,6 +178,30 @@ def test_map_per_device_goes_on_past_a_failing_item_and_run_per_device_raises_it
         run_per_device(["cuda:0"], range(8), handle)
 
 
+def test_map_per_device_keeps_a_group_on_one_thread_of_a_device_and_shares_it_across_devices():
+    """Grouped by problem, two threads on one GPU each take whole problems (a resident judge prepares each problem
+    once; on one GPU a second judge would only wait for the same lock); threads on two GPUs share a problem rather
+    than leave a GPU idle."""
+    import threading
+    from kb_data.harness.worker import map_per_device
+
+    items = [(g, n) for g in "ABC" for n in range(4)]
+    got = list(map_per_device(["cuda:0", "cuda:0"], items, lambda d, x: threading.get_ident(), group=lambda x: x[0]))
+    assert sorted(x for x, _, _ in got) == items
+    threads_of = {g: {t for (h, _), t, _ in got if h == g} for g in "ABC"}
+    assert all(len(t) == 1 for t in threads_of.values()), threads_of
+
+    both = threading.Barrier(2, timeout=30)  # each device's first item waits for the other's: both must take part
+
+    def handle(device, x):
+        if x[1] < 2:
+            both.wait()
+        return device
+
+    got = list(map_per_device(["cuda:0", "cuda:1"], [("A", n) for n in range(6)], handle, group=lambda x: x[0]))
+    assert [e for _, _, e in got] == [None] * 6 and {d for _, d, _ in got} == {"cuda:0", "cuda:1"}
+
+
 CPP_GELU = r'''
 import torch, torch.nn as nn
 from torch.utils.cpp_extension import load_inline
