@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(streamed from --store) instead of the local problems/ files")
     p.add_argument("--store", choices=["local", "hub"], default="local")
     p.add_argument("--org", help="Hub organisation of the datasets (with --store hub)")
-    p.add_argument("--workers", default="auto", help="batch: 'auto' (one per visible GPU) or a number")
+    p.add_argument("--workers", default="auto", help="batch: 'auto' (one per visible GPU) or a number (more than one "
+                   "per GPU only take turns on it: BENCHMARKS.md)")
     p.add_argument("--fresh-judge", action="store_true",
                    help="batch: a fresh judge process for every submission (by default a device's judge stays up "
                    "while it grades one problem's submissions, and prepares the reference once)")
