@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import time
 import types
@@ -95,6 +96,7 @@ def run_build(job: dict) -> dict:
         except channel.ChannelError as e:
             why = sb.memory_exceeded or f"the build sandbox ended without a reply ({e})"
             return {"status": "compile_error", "error": f"build: {why}\n{sb.log_tail()}", "build_s": time.monotonic() - t0}
+        sb.kill()  # the reply may be the submission's own: nothing of it runs while its folder is copied
         built = sb.work / EXTENSIONS
         if built.is_symlink():  # only a real folder is cached: a link could point anywhere on the host
             return {"status": "compile_error", "error": f"build: {EXTENSIONS} is a link, not a folder",
@@ -137,7 +139,7 @@ def _store(built: Path, key: str, root: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{key}."))
     try:
-        shutil.copytree(built, tmp / EXTENSIONS, symlinks=True, ignore=shutil.ignore_patterns("lock"))
+        _copy_plain(built, tmp / EXTENSIONS)
         os.replace(tmp, dest)
     except OSError:
         if not dest.is_dir():
@@ -146,13 +148,31 @@ def _store(built: Path, key: str, root: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _copy_plain(src: Path, dst: Path) -> None:
+    """Folders and regular files only, modes and times kept (ninja compares them), no link ever followed: anything
+    else a build sandbox leaves (links, FIFOs, devices) is dropped, and torch's build `lock` with it."""
+    os.mkdir(dst)
+    for entry in os.scandir(src):
+        st = os.lstat(entry.path)
+        path, out = Path(entry.path), dst / entry.name
+        if stat.S_ISDIR(st.st_mode):
+            _copy_plain(path, out)
+        elif stat.S_ISREG(st.st_mode) and entry.name != "lock":
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f, open(out, "xb") as g:
+                shutil.copyfileobj(f, g)
+            os.chmod(out, stat.S_IMODE(st.st_mode) & 0o755)
+        else:
+            continue
+        os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def seed_work_dir(work: Path, key: str, uid: int | None, root: str | Path) -> bool:
     """Put a cached build into a grading sandbox's work dir (its own copy, owned by its uid); False if none."""
     src = cached(key, root)
     if src is None:
         return False
     dst = work / EXTENSIONS
-    shutil.copytree(src, dst, symlinks=True)
+    _copy_plain(src, dst)  # a cache written before links were dropped may hold some
     if uid is not None:
         for p in [dst, *dst.rglob("*")]:
             os.lchown(p, uid, uid)

@@ -10,6 +10,7 @@ its replies are validated field by field, and the times it reports are bounded b
 from __future__ import annotations
 
 import gc
+import re
 import json
 
 import torch
@@ -108,8 +109,7 @@ def _judge(job: dict, res: dict):
         load["weights"] = weight_slots(cand, state, "w")
     reply = cand.request(load, "load")
     if rules["weights"] == "load_state_dict":
-        res["flag_details"]["weights_loaded"] = {"missing": channel.string_list(reply, "missing", 200, 300),
-                                                 "unexpected": channel.string_list(reply, "unexpected", 200, 300)}
+        res["flag_details"]["weights_loaded"] = _weights_loaded(reply, state)
     res["compiled"] = True
     stage("import_and_build_submission")
 
@@ -132,6 +132,20 @@ def _judge(job: dict, res: dict):
     if cand.tampered:
         flag(res, "timer_tampered", f"the candidate's process replaced {', '.join(cand.tampered[:8])}")
     return cand
+
+
+STATE_KEY = re.compile(r"[\w\-]+(\.[\w\-]+)*")  # a state dict key: module names and a tensor's name, dot-joined
+
+
+def _weights_loaded(reply: dict, state: dict) -> dict:
+    """The candidate's report of its load_state_dict, as the record keeps it: the keys it had and got no weight for,
+    where they look like state dict keys, and the keys sent that it did not take; anything else is only counted
+    (free text would let a submission write what it likes into a published record)."""
+    missing = channel.string_list(reply, "missing", 200, 300)
+    unexpected = channel.string_list(reply, "unexpected", 200, 300)
+    out = {"missing": [k for k in missing if STATE_KEY.fullmatch(k)], "unexpected": [k for k in unexpected if k in state]}
+    dropped = len(missing) + len(unexpected) - len(out["missing"]) - len(out["unexpected"])
+    return {**out, "not_keys": dropped} if dropped else out
 
 
 # A resident judge (worker.Resident) grades job after job of one problem: what `_prepared` made for the first is

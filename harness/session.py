@@ -35,7 +35,8 @@ class Candidate:
 
     def __init__(self, job: dict, res: dict):
         self.device = torch.device(job["device"])
-        self.deadline = timing._perf_counter() + float(job.get("timeout_s", 600))
+        self.timeout_s = float(job.get("timeout_s", 600))
+        self.deadline = timing._perf_counter() + self.timeout_s
         self.stage = "start"
         level = job.get("sandbox_level") or "process"
         limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
@@ -59,7 +60,7 @@ class Candidate:
         self.stage = stage
         left = self.deadline - timing._perf_counter()
         if left <= 0:
-            raise Stage("timeout", f"timed out in stage '{stage}': the job's time ran out")
+            raise Stage("timeout", f"timed out in stage '{stage}': the job's {self.timeout_s:g} s ran out")
         try:
             ids, fds = self.arena.take_unsent()  # the memfds of slots this message names for the first time
             if ids:
@@ -80,7 +81,8 @@ class Candidate:
             raise Stage("memory_exceeded", f"in stage '{stage}': {self.sb.memory_exceeded}")
         if "no message within" in why:
             self.sb.kill()
-            raise Stage("timeout", f"timed out in stage '{stage}' ({why}); the sandbox was killed")
+            raise Stage("timeout", f"timed out in stage '{stage}' ({why}, the end of the job's {self.timeout_s:g} s); "
+                        "the sandbox was killed")
         code = self.sb.wait(5)
         how = ("is still running" if code is None else f"was killed by {signal.Signals(-code).name}" if code < 0
                else f"exited with code {code}")

@@ -31,8 +31,8 @@ def test_hang_times_out_and_the_next_job_runs():
     hang = "import time, torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        time.sleep(3600)\n"
     t0 = time.monotonic()
     rec = _grade(hang, timeout_s=6)
-    assert rec.status == "timeout" and "6 s" in rec.error, rec.error
-    assert time.monotonic() - t0 < 60
+    assert rec.status == "timeout" and "stage 'correctness'" in rec.error and "job's 6 s" in rec.error, rec.error
+    assert time.monotonic() - t0 < 600  # liveness only: the hour-long sleep was cut (a loaded host may be slow)
     ok = _grade(HONEST_GELU)
     assert ok.status == "ok" and ok.correct, ok.error
 

@@ -474,3 +474,86 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
     assert set(confine.SYSCALLS["x86_64"][1]) == set(confine.DENIED_SYSCALLS)
     with pytest.raises(OSError, match="no system call table for riscv64"):
         confine.seccomp_program("riscv64")
+
+
+def test_a_build_folder_is_cached_as_folders_and_plain_files_only(tmp_path):
+    """What a build sandbox leaves is copied without following a link: a link to a host file, a FIFO and torch's
+    build lock are dropped, plain files keep their bytes, mode and time (ninja compares times)."""
+    from kb_data.harness import build
+
+    secret = tmp_path / "host_secret"
+    secret.write_text("host only")
+    built = tmp_path / "sandbox" / build.EXTENSIONS
+    (built / "ext" / "sub").mkdir(parents=True)
+    (built / "ext" / "ext.so").write_bytes(b"\x7fELF so")
+    (built / "ext" / "sub" / "main.o").write_bytes(b"object")
+    os.utime(built / "ext" / "ext.so", ns=(1_000_000_000, 1_234_567_890_000))
+    (built / "ext" / "lock").write_text("")
+    os.symlink(secret, built / "ext" / "leak.so")
+    os.symlink(tmp_path, built / "ext" / "host_dir")
+    os.mkfifo(built / "ext" / "pipe")
+    build._store(built, "k" * 32, tmp_path / "cache")
+    got = build.cached("k" * 32, tmp_path / "cache")
+    files = sorted(str(p.relative_to(got)) for p in got.rglob("*"))
+    assert files == ["ext", "ext/ext.so", "ext/sub", "ext/sub/main.o"], files
+    assert not any(p.is_symlink() for p in got.rglob("*"))
+    assert (got / "ext" / "ext.so").read_bytes() == b"\x7fELF so"
+    assert (got / "ext" / "ext.so").stat().st_mtime_ns == 1_234_567_890_000
+
+
+# in the build sandbox: the build server's socket is in the caller's frame; reply "built" at once, then keep the
+# folder changing (a link swapped in after the copy began would be read on the host)
+FORGED_BUILD_REPLY = '''# load_inline (the word alone sends this source through the build stage)
+import json, os, struct, sys, time
+import torch.nn as nn
+f = sys._getframe(0)
+while f is not None and f.f_code.co_name != "_serve_build":
+    f = f.f_back
+if f is not None:
+    ext = os.path.join(os.getcwd(), "torch_extensions", "ext")
+    os.makedirs(ext)
+    open(os.path.join(ext, "ext.so"), "w").write("built")
+    open(os.path.join(ext, "alive"), "w").write("before the reply")
+    data = json.dumps({"ok": True}).encode()
+    f.f_locals["sock"].sendall(struct.pack(">I", len(data)) + data)
+    for i in range(100000):
+        open(os.path.join(ext, "alive"), "w").write(str(i))
+        time.sleep(0.005)
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+'''
+
+
+def test_the_build_sandbox_is_dead_before_its_folder_is_copied(tmp_path, monkeypatch):
+    """The build's reply can be the submission's own, sent while it goes on running: the folder is copied only once
+    nothing of the sandbox runs (a file it rewrites every 5 ms does not change while the copier looks)."""
+    from kb_data.harness import build
+
+    seen = []
+
+    def store(built, key, root):
+        first = (built / "ext" / "alive").read_text()
+        time.sleep(0.3)
+        seen.append((first, (built / "ext" / "alive").read_text()))
+        real_store(built, key, root)
+
+    real_store = build._store
+    monkeypatch.setattr(build, "_store", store)
+    res = build.run_build({"code": FORGED_BUILD_REPLY, "key": "f" * 32, "cache_root": str(tmp_path / "cache"),
+                           "sandbox_level": sandbox.resolve_level("auto"), "timeout_s": 120})
+    assert res["status"] == "built" and len(seen) == 1
+    assert seen[0][0] == seen[0][1], seen  # nothing rewrote it while the copier looked
+    assert (build.cached("f" * 32, tmp_path / "cache") / "ext" / "ext.so").read_text() == "built"
+
+
+def test_the_weights_report_keeps_state_dict_keys_only():
+    """What a candidate says its load_state_dict missed lands in a published record: only key-shaped names it had
+    and keys the judge sent are kept, the rest counted."""
+    state = {"weight": None, "bias": None}
+    reply = {"missing": ["layers.0.weight", "blocks.conv-1.bias", "TOKEN=hf_abc123 /root/.cache"],
+             "unexpected": ["bias", "not sent"]}
+    assert judge_mod._weights_loaded(reply, state) == {"missing": ["layers.0.weight", "blocks.conv-1.bias"],
+                                                       "unexpected": ["bias"], "not_keys": 2}
+    assert judge_mod._weights_loaded({"missing": [], "unexpected": ["weight"]}, state) == {"missing": [],
+                                                                                           "unexpected": ["weight"]}
