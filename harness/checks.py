@@ -109,7 +109,9 @@ def declared_kernels(code: str, built: bytes | None = None) -> frozenset[str]:
 def own_kernels(job: dict) -> frozenset[str]:
     """The kernels the submission being graded defines, its CUDA ones checked against its build."""
     path = build.cached(job["build_key"], job.get("build_cache_root")) if job.get("build_key") else None
-    built = b"".join(f.read_bytes() for f in sorted(path.rglob("*.so"))) if path else b""
+    # plain files only: a cache written before builds were copied without links may hold one to anywhere
+    built = b"".join(f.read_bytes() for f in sorted(path.rglob("*.so")) if f.is_file() and not f.is_symlink()) \
+        if path else b""
     return declared_kernels(job["submission_code"], built)
 
 
