@@ -501,7 +501,7 @@ def secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx) -> bool:
     reference's default init earns the published seeds' correctness and nothing more. False (flagged
     ignores_weights) when its output does not follow them; the seed is kept in the record. In every suite: v0.1
     builds the candidate from the init seed (its published semantics) and loaded nothing before timing, so a model
-    that followed weights only once loaded ran its timed calls on the default init (red team, session 16)."""
+    that followed weights only once loaded ran its timed calls on the default init."""
     seed = draw_seed()
     perturbed = perturbed_state(ref, ref.state_dict(), seed, rules)
     if perturbed is None:

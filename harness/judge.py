@@ -169,7 +169,7 @@ def _prepared(job: dict, res: dict, device, stage) -> tuple:
     if device.type == "cuda":
         use_gpu(device, res)
         # its CPU work is small (output samples, bookkeeping): a pool of threads per core only stalls each op on a
-        # host busy with builds (0.2-0.5 s per check on the H200 in a cold batch)
+        # host busy with builds
         torch.set_num_threads(1)
     else:
         torch.set_num_threads(cpu_threads())  # judge and candidate each get half the cores: neither waits for the other

@@ -203,8 +203,8 @@ class Candidate:
             if self.sb.alive() and self.sb.sock is not None:
                 try:
                     channel.send(self.sb.sock, {"cmd": "exit"})
-                    # killed while it exits, a strong sandbox's PID namespace takes about 2 s to go (on an H200,
-                    # BENCHMARKS.md); left to exit, under 0.1 s. Whatever is left after the grace is killed.
+                    # killed while it exits, a strong sandbox's PID namespace takes seconds to go; left to exit, a
+                    # fraction of one. Whatever is left after the grace is killed.
                     self.sb.wait(EXIT_GRACE_S)
                 except (OSError, ChannelError):
                     pass

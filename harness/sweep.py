@@ -91,7 +91,7 @@ def place(need: float, room: dict, busy: dict) -> str | None:
 
 def _compile_all(pids: list[str], loaded: dict, devices: list[str], workers: int, budget_s: float, log):
     """Phase 1: compile in parallel processes, each on a GPU with room for it. A process per core would
-    exhaust a GPU's memory on problems with GB-sized inputs (it did on v0.1 with 16 per H200), so each GPU
+    exhaust a GPU's memory on problems with GB-sized inputs, so each GPU
     takes compiles only while their planned footprints fit in its memory. Returns (number finished, late ids)."""
     import torch
 

@@ -19,7 +19,7 @@ from kb_data.harness.reference import (FP64_CHECKED, _fp64_feasible, _outputs, b
                                        rows_apart)
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
-MAX_PAIRED_TRIALS = 256  # above the in-process loop's count for the shortest kernels (BENCHMARKS.md, Trust boundary)
+MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
 MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
 TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the first is always kept)
 REPEAT_KINDS = ("repeat", "repeat_twin")  # a timed call, and a later one on its inputs with one value redrawn
@@ -176,7 +176,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     if paired_ref is not None:
         res["ref_paired_ms"] = ref_t.median_ms
         res["paired_speedup"] = timing.paired_ratio(cand_t, ref_t)
-        # the estimators the record does not use, kept as evidence of how far they are apart (BENCHMARKS.md, Noise)
+        # the estimators the record does not use, kept as evidence of how far they are apart
         claimed = statistics.median(claims) if claims else 0.0
         res["flag_details"]["paired_estimators"] = {
             "batch_means": res["paired_speedup"],
@@ -326,8 +326,8 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
     """Work on a stream that does not wait for the caller's runs during the flush ahead of the timed call and slows
     it: the candidate's flush in its timed calls against the same flush in its calibration calls (same process,
     before the submission loaded) or, where higher, the reference's flush in the judge's process, timed between the
-    candidate's batches after work of the same size (a calibration's flush varies by 10% from process to process on
-    an H200: BENCHMARKS.md). The reference's figure counts up to the bound over the calibration: a submission that
+    candidate's batches after work of the same size (a calibration's flush varies from process to process). The
+    reference's figure counts up to the bound over the calibration: a submission that
     slowed the reference's flushes would otherwise raise its own yardstick."""
     if not t.flush_ms:
         if calibrated_ms:  # it flushed while calibrating, before the submission loaded

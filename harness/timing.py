@@ -48,8 +48,8 @@ MAX_WARMUP_CALLS = 1000
 # The rule's trial count is a floor: short kernels get more trials, until the timed loop has run this long,
 # because 30 calls of a 50 us kernel are 1.5 ms of evidence and their median moves by several percent.
 MIN_TIMED_MS = 100.0
-# A paired loop (candidate and eager reference alternating) runs longer: its ratio is the record's speedup. On the
-# H200 the reference graded as itself landed 34/42 runs within 1.00 +/- 0.02 with a 100 ms floor, 39/42 with 400 ms.
+# A paired loop (candidate and eager reference alternating) runs longer: its ratio is the record's speedup, whose
+# noise this floor bounds (the reference graded as itself: BENCHMARKS.md, Noise).
 MIN_PAIRED_MS = 400.0
 MAX_TRIALS = 2000
 # A timed call's outputs are copied right after its end event (the late-write check) while they are this small.
@@ -258,7 +258,7 @@ class Timer:
         host has enqueued the whole forward before the GPU reaches the start event. Every trial checks that it
         did (its host time under the spin's GPU time); the head start grows when one did not, and a forward that
         waits for the GPU (a host sync) ends with `error` and no median. A fixed count of `trials`: with the
-        host out, a call's time varies by ~0.1% (BENCHMARKS.md, Host share)."""
+        host out, a call's time barely varies."""
         if not self.cuda:
             return GpuAlone([], None, "not a GPU")
         cycles_per_ms = self._spin_rate()
@@ -370,16 +370,14 @@ def timing_method(device) -> str:
 
 def paired_ratio(subject: Timing, other: Timing) -> float | None:
     """Median over the paired loop's iterations of other / subject: the two calls of one iteration run next to
-    each other, so the GPU's clock and power state, which moves absolute times by 10-50% within seconds on the
-    H200, cancels within each pair. On the H200 this estimator's run-to-run spread was about half that of the
-    ratio of the two medians (BENCHMARKS.md, Noise)."""
+    each other, so the GPU's clock and power state, which moves absolute times within seconds, cancels within
+    each pair (a smaller run-to-run spread than the ratio of the two medians)."""
     ratios = [o / s for s, o in zip(subject.times_ms, other.times_ms) if s > 0]  # 0: under the timer's resolution
     return statistics.median(ratios) if ratios else None
 
 
-# Fixed GPU work timed in every sweep chunk (the rows' `calibration`): H200 machines lent on one day ran the same
-# problems 4-24% apart (BENCHMARKS.md, Run-to-run spread), so a stored median says little without
-# a figure of the machine that took it. One figure per resource a reference leans on.
+# Fixed GPU work timed in every sweep chunk (the rows' `calibration`): machines of one kind run the same problems
+# several percent apart, so a stored median says little without a figure of the machine that took it. One figure per resource a reference leans on.
 CALIBRATION_WORK = {
     "gemm_ms": "float32 matmul, 4096 x 4096 by 4096 x 4096 (compute)",
     "copy_ms": "device-to-device copy of 1 GiB (memory bandwidth)",

@@ -25,7 +25,7 @@ from contextlib import closing, contextmanager
 
 from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
-# forward-mode AD scripts its decompositions on first use (0.3-1 s): done once here, not in every judge
+# forward-mode AD scripts its decompositions on first use, which takes seconds: done once here, not in every judge
 PRELOAD = ["torch", "torch._decomp.decompositions_for_jvp", "kb_data.harness.judge"]
 _ctx = None
 
@@ -214,7 +214,7 @@ _devices: dict = {}
 def cuda_devices() -> list[dict]:
     """The CUDA devices visible here ({"name", "capability"} each), asked in a worker child: the grading parent never
     initialises CUDA itself. With a CUDA context in the parent, torch.compile inside the candidate's sandbox failed
-    with "unspecified launch failure" (BENCHMARKS.md, Trust boundary, thirteenth session)."""
+    with "unspecified launch failure"."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible not in _devices:
         got = run_isolated(_cuda_devices, {"cuda_visible_devices": visible}, 120)
