@@ -11,6 +11,7 @@ JSON. Only one job at a time runs on a GPU (a lock file per device, shared by ev
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -43,6 +44,7 @@ def _child(run, jobs, results, log_path: str) -> None:
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    gc.freeze()  # what the server imported is never a job's garbage: a resident judge's collection skips it
     while True:
         try:
             job = jobs.recv()  # the grading parent's own job (trusted); results go back as JSON

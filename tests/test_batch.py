@@ -277,3 +277,17 @@ def test_the_grading_parent_asks_a_worker_for_the_devices(monkeypatch):
     rec = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=Options(trials=3, warmup=1, timeout_s=120))[0]
     assert rec.status == "ok", rec.error
     assert visible_devices("auto") and called == []
+
+
+def _frozen_objects(_job: dict) -> dict:
+    import gc
+
+    return {"frozen": gc.get_freeze_count()}
+
+
+def test_a_worker_child_leaves_what_its_server_imported_out_of_its_collections():
+    """A resident judge collects after each job (its tensors go back before the next job's): the torch and harness
+    objects its forkserver imported are frozen out of that collection, which then scans only what the child made."""
+    from kb_data.harness.worker import run_isolated
+
+    assert run_isolated(_frozen_objects, {}, 120)["frozen"] > 10_000
