@@ -366,11 +366,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # a clear one-line error instead of a traceback for expected failures
-        from .problems import ProblemError
-        from .schema import SchemaError
-        from .store import IntegrityError
-
-        if isinstance(e, (ProblemError, SchemaError, IntegrityError, FileNotFoundError, ValueError, KeyError)):
+        # the package's own error types, from the modules this command loaded (importing one would cost torch's import)
+        ours = [getattr(sys.modules[m], n) for m, n in (("kb_data.problems", "ProblemError"),
+                ("kb_data.schema", "SchemaError"), ("kb_data.store", "IntegrityError")) if m in sys.modules]
+        if isinstance(e, (*ours, FileNotFoundError, ValueError, KeyError)):
             print(f"kb {args.cmd}: error: {e}", file=sys.stderr)
             return 2
         raise
