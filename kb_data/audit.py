@@ -52,6 +52,7 @@ class Source:
     dataset: str          # Hub repo id, local:<store name>, or the folder path as given
     revision: str         # commit SHA (Hub, store) or a content hash of the folder
     folder: Path          # the dataset's files: data files and, for upstream's layout, solutions/
+    root: Path | None = None  # where its files may lie (links resolved): the folder, or a Hub cache's repo folder
 
     @property
     def label(self) -> str:
@@ -85,31 +86,40 @@ def open_source(source: str, revision: str | None = None, store: str = "auto", o
     sha = st.resolve(name, revision or "main")  # a tag or branch is pinned to its commit here, once
     # not the store's path, nor a bare name: the label travels with the records
     label = f"local:{name}" if store == "local" else st.repo_id(name)
-    return Source(label, sha, Path(st.snapshot(name, sha)))
+    snap = Path(st.snapshot(name, sha))
+    # huggingface_hub's snapshot links each file to the repo's blobs/, two folders up
+    return Source(label, sha, snap, snap.parent.parent if store == "hub" else snap)
+
+
+def _dataset_file(root: Path, path: Path) -> bool:
+    """A file of the dataset, links resolved, that lies under `root`: the dataset is someone else's, and a link or
+    an absolute name in it must not make the audit read (and publish) a file of this machine."""
+    return path.is_file() and path.resolve().is_relative_to(root.resolve())
 
 
 def folder_revision(folder: Path) -> str:
     """A content hash of every file under the folder (names and bytes): the folder's immutable id."""
     h = hashlib.sha256()
     for p in sorted(folder.rglob("*")):
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts):
+        if _dataset_file(folder, p) and not any(part.startswith(".") for part in p.relative_to(folder).parts):
             h.update(p.relative_to(folder).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
     return "folder-" + h.hexdigest()[:16]
 
 
-def data_files(folder: Path) -> list[Path]:
+def data_files(folder: Path, root: Path | None = None) -> list[Path]:
     """Data files of a dataset folder: Parquet, JSONL or CSV anywhere but solutions/ and hidden folders."""
     out = []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).parts
-        if p.is_file() and p.suffix in DATA_SUFFIXES and rel[0] != SOLUTIONS_DIR and not any(s.startswith(".") for s in rel):
+        if (p.suffix in DATA_SUFFIXES and rel[0] != SOLUTIONS_DIR and not any(s.startswith(".") for s in rel)
+                and _dataset_file(root or folder, p)):
             out.append(p)
     return out
 
 
 def read_source_records(src: Source, problems_root=None) -> list[RunRecord]:
     """Every record of the source as a RunRecord (upstream rows through the importer: ids and problem ids as ours)."""
-    files = data_files(src.folder)
+    files = data_files(src.folder, src.root)
     if not files:
         raise AuditError(f"{src.label}: no .parquet, .jsonl or .csv data files")
     records: list[RunRecord] = []
@@ -200,7 +210,7 @@ def select(records: list[RunRecord], filters: Filters) -> list[RunRecord]:
     return out
 
 
-def solution_code(rec: RunRecord, folder: Path) -> tuple[str | None, str]:
+def solution_code(rec: RunRecord, folder: Path, root: Path | None = None) -> tuple[str | None, str]:
     """(code, where it came from) or (None, why not): the record's own code, else its solutions/ file."""
     if rec.solution_code:
         return rec.solution_code, "solution_code"
@@ -211,7 +221,7 @@ def solution_code(rec: RunRecord, folder: Path) -> tuple[str | None, str]:
         names.append(f"{rec.model}_{rec.gpu}_{rec.problem}.txt")  # the sweep's naming, for a record without a link
     for name in dict.fromkeys(names):
         path = folder / SOLUTIONS_DIR / name
-        if name and path.is_file():
+        if name and "/" not in name and name != ".." and _dataset_file(root or folder, path):
             return path.read_text(encoding="utf-8", errors="replace"), f"{SOLUTIONS_DIR}/{name}"
     if not names:
         return None, "no solution_code, no solution_link"
@@ -291,7 +301,7 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
     records = select(read_source_records(src, problems_root), filters or Filters())
     items, skipped = [], []
     for rec in records:
-        code, where = solution_code(rec, src.folder)
+        code, where = solution_code(rec, src.folder, src.root)
         if code is None:
             skipped.append((rec, where))
         elif not rec.problem_id:

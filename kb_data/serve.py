@@ -290,26 +290,33 @@ class StoreServer:
         return status, out, (self.store.verified_blob(name, tree[path]), start, end - start + 1)
 
 
+MAX_BODY_BYTES = 4 << 30  # a commit's files travel in its body (base64): the largest shard published, with room
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kb-serve"
 
     def _body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks = []
+            chunks, total = [], 0
             while (size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)) > 0:
+                if (total := total + size) > MAX_BODY_BYTES:
+                    raise HttpError(413, f"a request body over {MAX_BODY_BYTES >> 20} MiB")
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
             while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                 pass
             return b"".join(chunks)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if (size := int(self.headers.get("Content-Length") or 0)) > MAX_BODY_BYTES:
+            raise HttpError(413, f"a request body over {MAX_BODY_BYTES >> 20} MiB")
+        return self.rfile.read(size)
 
     def _handle(self) -> None:
         app: StoreServer = self.server.app  # type: ignore[attr-defined]
         url = urlsplit(self.path)
-        body = self._body() if self.command in ("POST", "PUT", "DELETE") else b""
         try:
+            body = self._body() if self.command in ("POST", "PUT", "DELETE") else b""
             status, headers, payload = app.handle(self.command, url.path, parse_qs(url.query), self.headers, body)
         except HttpError as e:
             status, payload = e.status, {"error": e.message}
@@ -318,8 +325,11 @@ class _Handler(BaseHTTPRequestHandler):
                 headers["X-Error-Code"] = e.code
             if e.commit:
                 headers["X-Repo-Commit"] = e.commit
-        except (KeyError, ValueError, PublishError) as e:  # a malformed request or a refused write
-            status, headers, payload = 400, {"X-Error-Message": str(e)[:400]}, {"error": str(e)}
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError, PublishError) as e:
+            # a malformed request (wrong JSON shapes included) or a refused write: an answer, never a dropped connection
+            status, headers, payload = 400, {"X-Error-Message": str(e)[:400]}, {"error": f"{type(e).__name__}: {e}"}
+        if status == 413:
+            self.close_connection = True  # the body was not read
         app.requests.append((self.command, self.path, status))
         self._send(status, headers, payload)
 

@@ -46,6 +46,7 @@ DEFAULT_BRANCH = "main"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,64}$")
+_HEX_NAME_RE = re.compile(r"^[0-9a-f]{7,64}$")  # a ref named so would read as a commit id
 _VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)*)$")
 
 __all__ = ["DEFAULT_BRANCH", "CommitPlan", "LocalStore", "Loaded", "ParquetSource", "PublishError", "PublishResult",
@@ -133,6 +134,23 @@ def check_tag_name(tag: str | None) -> None:
         raise PublishError(f"invalid tag {tag!r} (letters, digits, '.', '_', '-')")
     if tag == DEFAULT_BRANCH:
         raise PublishError(f"{tag!r} is the branch; choose another tag name")
+
+
+def check_ref_name(kind: str, ref: str, refs: dict) -> None:
+    """A new branch or tag: a tag's characters, never the name of a ref of the other kind (a branch named like a tag
+    would take over what the tag resolves to) nor hex digits (a commit id's prefix)."""
+    what = "tag" if kind == "tags" else "branch"
+    if not _TAG_RE.match(ref) or _HEX_NAME_RE.match(ref):
+        raise PublishError(f"invalid {what} {ref!r} (letters, digits, '.', '_', '-', and not a commit id's hex digits)")
+    if kind == "tags" and ref == DEFAULT_BRANCH or ref in refs["branches" if kind == "tags" else "tags"]:
+        raise PublishError(f"{ref!r} is a {'branch' if kind == 'tags' else 'tag'}; a {what} cannot share its name")
+
+
+def check_tree_path(path: str) -> None:
+    """A file of a commit: a relative path of plain names (it becomes a file under a snapshot folder)."""
+    parts = path.split("/")
+    if not path or "\\" in path or "\0" in path or any(p in ("", ".", "..") for p in parts):
+        raise PublishError(f"invalid file path {path!r} in a commit (relative, '/'-separated names, no '..')")
 
 
 def version_key(tag: str) -> tuple[int, ...] | None:
@@ -302,8 +320,10 @@ class LocalStore(Store):
 
     # --- paths
     def _dir(self, name: str) -> Path:
-        if not _NAME_RE.match(name) or ".." in name:
-            raise ValueError(f"invalid dataset name {name!r} (letters, digits, '.', '_', '-'; optionally org/name)")
+        if not _NAME_RE.match(name) or ".." in name or (
+                "/" in name and (self.root / name.split("/")[0] / "refs.json").exists()):
+            raise ValueError(f"invalid dataset name {name!r} (letters, digits, '.', '_', '-'; optionally org/name, "
+                             "where org is not a dataset)")
         return self.root / name
 
     def datasets(self) -> list[str]:
@@ -363,6 +383,8 @@ class LocalStore(Store):
         """Store the commit of `tree` (path -> {"sha256", "size"} of stored blobs); move `branch` to it if given,
         refusing when the branch is not at `expect` (a commit id, or None for "no branch yet")."""
         ddir = self._dir(name)
+        for path in tree:
+            check_tree_path(path)
         commit = tree_id(tree)
         cpath = ddir / "commits" / f"{commit}.json"
         if not cpath.exists():
@@ -375,6 +397,8 @@ class LocalStore(Store):
                 if expect is not False and old != expect:
                     raise PublishError(f"{name}: {branch} moved from {str(expect)[:12]} to {str(old)[:12]} "
                                        "during the publish; nothing was changed, retry")
+                if old is None:
+                    check_ref_name("branches", branch, refs)
                 if old != commit:
                     refs["branches"][branch] = commit
                     self._write_refs(name, refs, [(f"branches/{branch}", old, commit)], message)
@@ -396,6 +420,8 @@ class LocalStore(Store):
         with self._lock(name):
             refs = self._read_refs(name)
             old = refs[kind].get(ref)
+            if old is None and commit is not None:
+                check_ref_name(kind, ref, refs)
             if create_only and old is not None:
                 if old == commit:
                     return
@@ -474,6 +500,7 @@ class LocalStore(Store):
         tmp = Path(tempfile.mkdtemp(dir=snaps, prefix=f".{commit}."))
         try:
             for rel, info in sorted(tree.items()):
+                check_tree_path(rel)  # a commit stored before paths were checked
                 dst = tmp / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 blob = self.verified_blob(name, info)

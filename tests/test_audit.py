@@ -226,18 +226,18 @@ def test_pinned_revision_and_filters_without_grading(published, tmp_path):
     assert [r.run_dir for r in AU.select(recs, AU.Filters(model=["agent-a"], problem=[GELU], gpu=["H100"],
                                                          latest=True))] == ["run_20260302_100000"]
     assert len(AU.select(recs, AU.Filters(problem=["v3/level1/40_LayerNorm"]))) == 1
-    code, where = AU.solution_code(pick[0], src.folder)
+    code, where = AU.solution_code(pick[0], src.folder, src.root)
     assert where.startswith("solutions/agent-a_H100_26_GELU_") and "class Model" in code
     # the same code under two model names (and a short-name copy on disk) is one job
-    manifest, jobs = AU.write_manifest([(r, AU.solution_code(r, src.folder)[0]) for r in recs
-                                        if AU.solution_code(r, src.folder)[0] is not None and r.run_dir.endswith("100000")],
+    manifest, jobs = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
+                                        if AU.solution_code(r, src.folder, src.root)[0] is not None and r.run_dir.endswith("100000")],
                                        tmp_path / "m")
     assert len(jobs) == N_JOBS and len(manifest.read_text().splitlines()) == N_JOBS
     gelu = ("v3/level1/26_GELU_", AU.sha256_text(CASES[0][5]))
     assert jobs[gelu].model == "Agent B Long Name"  # the first model of the two sharing the code
     # a grade already made under the other model (an earlier run with --model agent-a) is reused, not redone
-    _, again = AU.write_manifest([(r, AU.solution_code(r, src.folder)[0]) for r in recs
-                                  if r.run_dir.endswith("100000") and AU.solution_code(r, src.folder)[0] is not None],
+    _, again = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
+                                  if r.run_dir.endswith("100000") and AU.solution_code(r, src.folder, src.root)[0] is not None],
                                  tmp_path / "m", graded={gelu: "agent-a"})
     assert again[gelu].model == "agent-a"
     with pytest.raises(ValueError, match="unknown revision"):
@@ -412,3 +412,27 @@ def test_audit_page_renders_in_chromium(tmp_path):
             continue
         m = re.search(rf'<table[^>]*id="table-{name}"[^>]*>(.*?)</table>', dom, re.S)
         assert m and m.group(1).split("<tbody>")[1].count("<tr") == len(t), name
+
+
+def test_an_audited_folder_cannot_make_the_audit_read_a_file_outside_it(tmp_path):
+    """The dataset is someone else's: a solutions/ file that links out, a record whose model name is an absolute path,
+    and a data file that links to a table elsewhere are not read (a solution's text would land in the audit's records,
+    which are published)."""
+    secret = tmp_path / "host"
+    (secret / "solutions").mkdir(parents=True)
+    (secret / "agent-x_H100_26_GELU_.py.txt").write_text("hf_SECRET_TOKEN")
+    (secret / "elsewhere.csv").write_text((write_upstream_dataset(tmp_path / "other") / "results.csv").read_text())
+    folder = write_upstream_dataset(tmp_path / "ds")
+    linked = folder / "solutions" / f"agent-a_H100_{GELU}.txt"
+    linked.unlink()
+    linked.symlink_to(secret / "agent-x_H100_26_GELU_.py.txt")
+    (folder / "more.csv").symlink_to(secret / "elsewhere.csv")
+    src = AU.open_source(str(folder))
+    assert AU.data_files(src.folder) == [folder / "results.csv"]
+    recs = AU.read_source_records(src, SMALL_PROBLEMS)
+    rec = next(r for r in recs if r.model == "agent-a" and r.gpu == "H100" and r.problem == GELU)
+    code, where = AU.solution_code(rec, src.folder, src.root)
+    assert code is None and "no file" in where
+    absolute = RunRecord(model=str(secret / "agent-x"), gpu="H100", level=1, problem="26_GELU_.py", compiled=True,
+                         correct=True)
+    assert AU.solution_code(absolute, src.folder, src.root)[0] is None

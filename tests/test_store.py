@@ -288,3 +288,71 @@ def test_a_modified_blob_is_refused_by_every_read_and_by_kb_pull(tmp_path, store
     assert "does not match its recorded sha256" in capsys.readouterr().err
     assert not out.exists() or not any(out.iterdir())
     assert fresh.read_text(PROBLEMS, "v3", "README.md").startswith("---")  # another revision's blobs still read
+
+
+def _raw(url: str, method: str = "GET", body: bytes | None = None, headers: dict | None = None) -> tuple[int, bytes]:
+    """A request as a hostile client sends it (huggingface_hub would refuse some of these paths itself)."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def _commit_body(files: dict[str, bytes]) -> bytes:
+    import base64
+
+    lines = [json.dumps({"key": "header", "value": {"summary": "c"}})]
+    lines += [json.dumps({"key": "file", "value": {"path": p, "encoding": "base64",
+                                                   "content": base64.b64encode(d).decode()}}) for p, d in files.items()]
+    return "\n".join(lines).encode()
+
+
+def test_a_writable_serve_refuses_paths_and_refs_that_would_escape_or_shadow(tmp_path):
+    """A client of `kb serve --writable` cannot commit a file whose path climbs out of the dataset (a later pull or
+    audit wrote it outside the store), cannot make a branch that takes over a tag or a commit id, nor a tag named
+    main; a malformed request gets an answer, and the store holds what it held."""
+    from kb_data.serve import serving
+
+    with serving(tmp_path / "store", writable=True) as srv:
+        api = f"{srv.url}/api/datasets/local"
+        assert _raw(f"{srv.url}/api/repos/create", "POST", json.dumps({"type": "dataset", "name": "ds"}).encode())[0] == 200
+        ok, _ = _raw(f"{api}/ds/commit/main", "POST", _commit_body({"README.md": b"---\n---\n", "data.csv": b"a\n1\n"}))
+        assert ok == 200
+        main = srv.store.resolve("ds", "main")
+        assert _raw(f"{api}/ds/tag/main", "POST", json.dumps({"tag": "v1"}).encode())[0] == 200
+        for path in ("d/../../../../../escaped", "a/./b", "a//b", "..", "a\\..\\b"):
+            status, body = _raw(f"{api}/ds/commit/main", "POST", _commit_body({path: b"x"}))
+            assert status == 400 and b"invalid file path" in body, (path, status, body)
+        for branch in ("v1", main, main[:12]):  # a tag's name, a commit id, a commit id's prefix
+            status, body = _raw(f"{api}/ds/branch/{branch}", "POST", b"{}")
+            assert status == 409, (branch, status, body)
+        assert _raw(f"{api}/ds/tag/main", "POST", json.dumps({"tag": "main"}).encode())[0] == 409
+        for bad in (b'{"tag": ["x"]}', b"[1, 2]", b"[" * 100000):
+            assert _raw(f"{api}/ds/tag/main", "POST", bad)[0] == 400
+        assert _raw(f"{api}/ds/commit/main", "POST", b"")[0] == 400
+        assert _raw(f"{api}/ds/commit/main", "POST", b"x", {"Content-Length": str(1 << 41)})[0] == 413
+        refs = srv.store.revisions("ds")
+        assert refs == {"branches": {"main": main}, "tags": {"v1": main}}
+    assert not (tmp_path / "escaped").exists() and not list(tmp_path.rglob("escaped"))
+
+
+def test_the_store_never_writes_a_commit_path_outside_a_snapshot(tmp_path):
+    """A commit whose tree names a path outside (written into the store before paths were checked) is refused when
+    the snapshot is made: nothing lands outside the store."""
+    store = LocalStore(tmp_path / "store")
+    store.create("ds")
+    blob = store.put_blob("ds", b"outside")
+    with pytest.raises(PublishError, match="invalid file path"):
+        store.commit_tree("ds", {"../../../escaped": blob}, "c", "main", expect=None)
+    commit = tree_id({"a/../../../../escaped": blob})  # planted by hand, as an older store could hold it
+    (store.root / "ds" / "commits").mkdir(parents=True, exist_ok=True)
+    (store.root / "ds" / "commits" / f"{commit}.json").write_text(json.dumps({"id": commit, "tree": {
+        "a/../../../../escaped": blob}, "message": "old"}))
+    with pytest.raises(PublishError, match="invalid file path"):
+        store.snapshot("ds", commit)
+    assert not list(tmp_path.rglob("escaped"))
