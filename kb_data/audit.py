@@ -132,7 +132,14 @@ def read_source_records(src: Source, problems_root=None) -> list[RunRecord]:
             records += [_our_record(r, f"{f.name}: row {i}: ") for i, r in enumerate(rows)]
         elif rows:
             records += _upstream_records(rows, problems_root, where=f"{src.label}/{f.relative_to(src.folder)}")
-    return records
+    seen: dict[str, RunRecord] = {}
+    for r in records:  # every grade is joined back to its record by id: a shared one would mix two records up
+        if r.record_id in seen and seen[r.record_id].to_row() != r.to_row():
+            raise AuditError(f"{src.label}: two different records share record_id {r.record_id!r} "
+                             f"({seen[r.record_id].model}, {seen[r.record_id].gpu} and {r.model}, {r.gpu}); "
+                             "a runs dataset's record ids are unique")
+        seen.setdefault(r.record_id, r)
+    return list(seen.values())
 
 
 def _read_rows(path: Path) -> list[dict]:

@@ -436,3 +436,18 @@ def test_an_audited_folder_cannot_make_the_audit_read_a_file_outside_it(tmp_path
     absolute = RunRecord(model=str(secret / "agent-x"), gpu="H100", level=1, problem="26_GELU_.py", compiled=True,
                          correct=True)
     assert AU.solution_code(absolute, src.folder, src.root)[0] is None
+
+
+def test_records_sharing_an_id_are_refused_before_anything_is_graded(tmp_path):
+    """Grades are joined back to their records by id: two different records under one id would swap one's published
+    GPU and status for the other's in the report, so the audit refuses the dataset and says which."""
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    row = {"record_id": "same", "model": "victim", "gpu": "H100", "problem": GELU, "problem_id": "v3/level1/26_GELU_",
+           "suite": "v3", "level": 1, "status": "ok", "correct": True, "compiled": True, "solution_code": "x = 1\n"}
+    rows = [row, {**row, "model": "other", "gpu": "B200", "status": "incorrect", "correct": False}]
+    (folder / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(AU.AuditError, match="share record_id 'same'.*victim, H100 and other, B200"):
+        AU.read_source_records(AU.open_source(str(folder)), SMALL_PROBLEMS)
+    (folder / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [row, row]))  # a row repeated: one record
+    assert len(AU.read_source_records(AU.open_source(str(folder)), SMALL_PROBLEMS)) == 1
