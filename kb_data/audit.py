@@ -143,14 +143,22 @@ def read_source_records(src: Source, problems_root=None) -> list[RunRecord]:
 
 
 def _read_rows(path: Path) -> list[dict]:
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+    """The rows of a data file, or an AuditError naming the file and what is wrong with it (the file is someone
+    else's: anything may be in it)."""
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    return list(csv.DictReader(io.StringIO(text, newline="")))
+            rows = pq.read_table(path).to_pylist()
+        elif path.suffix == ".jsonl":
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        else:
+            rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+    except (ValueError, RecursionError, csv.Error, OSError) as e:  # JSON, UTF-8 and Arrow errors are ValueErrors
+        raise AuditError(f"{path}: not a readable {path.suffix[1:]} table ({type(e).__name__}: {str(e)[:200]})") from None
+    if not all(isinstance(r, dict) for r in rows):
+        raise AuditError(f"{path}: every row must be an object of fields")
+    return rows
 
 
 def _our_record(row: dict, where: str) -> RunRecord:

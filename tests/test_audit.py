@@ -451,3 +451,13 @@ def test_records_sharing_an_id_are_refused_before_anything_is_graded(tmp_path):
         AU.read_source_records(AU.open_source(str(folder)), SMALL_PROBLEMS)
     (folder / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [row, row]))  # a row repeated: one record
     assert len(AU.read_source_records(AU.open_source(str(folder)), SMALL_PROBLEMS)) == 1
+
+
+@pytest.mark.parametrize("name, text", [("runs.jsonl", "[1, 2]\n"), ("runs.jsonl", "[" * 100_000 + "\n"),
+                                        ("runs.jsonl", "{not json\n"), ("results.csv", "a,b\n" + "x" * 200_000 + ",1\n")])
+def test_a_malformed_data_file_is_a_clear_error_naming_it(tmp_path, name, text):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    with pytest.raises(AU.AuditError, match=f"{name}: "):
+        AU.read_source_records(AU.open_source(str(folder)), SMALL_PROBLEMS)
