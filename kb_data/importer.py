@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import math
 import re
 from pathlib import Path
 
@@ -53,9 +54,9 @@ def _int(s: str):
 def _float(s: str):
     if not s:
         return None
-    if not _FLOAT.fullmatch(s):
-        raise _Cell(f"{s!r} is not a finite number")
-    return float(s)
+    if not _FLOAT.fullmatch(s) or not math.isfinite(value := float(s)):  # 401 digits parse, to inf
+        raise _Cell(f"{s[:40]!r} is not a finite number")
+    return value
 
 
 def _bool(s: str):

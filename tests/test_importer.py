@@ -131,6 +131,7 @@ def _set_cell(line_no: int, column: str, value: str):
     (2000, "gpu", "A100X", "unknown GPU"),
     (1500, "speedup", "fast", "not a finite number"),
     (1501, "ref_ms", "nan", "not a finite number"),
+    (1502, "speedup", "9" * 401, "not a finite number"),  # parses, to inf
     (700, "correct", "yes", "not a boolean"),
     (701, "compiled", "true", "not a boolean"),
     (1200, "level", "two", "not an integer"),
