@@ -46,8 +46,8 @@ def _text(s: str):
 def _int(s: str):
     if not s:
         return None
-    if not _INT.fullmatch(s):
-        raise _Cell(f"{s!r} is not an integer")
+    if not _INT.fullmatch(s) or len(s) > 30:  # past 4300 digits int() itself refuses, with no line or column
+        raise _Cell(f"{s[:40]!r} is not an integer")
     return int(s)
 
 

@@ -137,6 +137,7 @@ def _set_cell(line_no: int, column: str, value: str):
     (1200, "level", "two", "not an integer"),
     (1201, "level", "7", "not 1-4"),
     (1300, "total_tokens", "1.5", "not an integer"),
+    (1301, "level", "1" * 5000, "not an integer"),
     (1400, "baseline_type", "cudnn", "unknown baseline type"),
     (1800, "problem", "no_such_problem.py", "matches no problem"),
     (1801, "level", "3", "not level 3"),
