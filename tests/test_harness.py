@@ -447,8 +447,12 @@ def test_the_timed_repeat_compares_only_what_the_redrawn_place_cannot_reach():
         return (y.view(torch.int32) ^ torch.randint(0, 2, y.shape, dtype=torch.int32)).view(torch.float32)
 
     x = torch.randn(4, 8, 64, 64)
-    twin, where = twin_inputs([x], [torch.randn_like(x)])
+    donor = torch.randn_like(x)
+    twin, where = twin_inputs([x], [donor])
     assert where is not None and int((twin[0] != x).sum()) == 1
+    # the place moved is the one of its secret draw the donor moves most: a replay of the first output is wrong there
+    moves = [float((twin_inputs([x], [donor])[0][0] - x).abs().max()) for _ in range(20)]
+    assert min(moves) > 0.5, moves  # the largest of 32 differences of two standard normals: under 0.5 with odds ~1e-18
     reach = reached(ref, [x], where, rng=0)
     assert [m.any(dim=(1, 2, 3)).sum().item() for m in reach] == [1]  # the sample holding the place
     with torch.no_grad():
