@@ -239,7 +239,8 @@ def run_pool(todo, devices: list[str], options: Options, baselines, on_record, o
         return rec, base
 
     failures = []
-    with prebuild(todo, devices[0], options, on_built), closing(map_per_device(devices, todo, grade_on, group=lambda t: t[1].problem_id)) as results:
+    with prebuild(todo, devices[0], options, on_built), \
+            closing(map_per_device(devices, todo, grade_on, group=lambda t: t[1].problem_id)) as results:
         for item, graded, error in results:
             if error is None:
                 on_record(*graded)

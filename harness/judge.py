@@ -10,8 +10,8 @@ its replies are validated field by field, and the times it reports are bounded b
 from __future__ import annotations
 
 import gc
-import re
 import json
+import re
 
 import torch
 

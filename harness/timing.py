@@ -377,7 +377,8 @@ def paired_ratio(subject: Timing, other: Timing) -> float | None:
 
 
 # Fixed GPU work timed in every sweep chunk (the rows' `calibration`): machines of one kind run the same problems
-# several percent apart, so a stored median says little without a figure of the machine that took it. One figure per resource a reference leans on.
+# several percent apart, so a stored median says little without a figure of the machine that took it. One figure
+# per resource a reference leans on.
 CALIBRATION_WORK = {
     "gemm_ms": "float32 matmul, 4096 x 4096 by 4096 x 4096 (compute)",
     "copy_ms": "device-to-device copy of 1 GiB (memory bandwidth)",

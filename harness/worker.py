@@ -257,18 +257,22 @@ class _Groups:
     def take(self, device: str, held):
         """(group, item) for the thread that holds `held` (None at first), or None when it should stop."""
         with self.lock:
-            if held is not None and self.items.get(held):
-                return held, self.items[held].popleft()
-            if held is not None:
-                self.holders[held].remove(device)
-            left = [g for g, q in self.items.items() if q]
-            free = [g for g in left if not self.holders.get(g)]
-            shared = [g for g in left if device not in self.holders.get(g, [])]
-            if not free and not shared:
-                return None
-            pick = (free or shared)[0]
-            self.holders.setdefault(pick, []).append(device)
-            return pick, self.items[pick].popleft()
+            if held in self.items:
+                pick = held
+            else:
+                if held is not None:
+                    self.holders[held].remove(device)
+                # the groups left are those with items (an emptied one is dropped), so the scans stop early
+                pick = next((g for g in self.items if not self.holders.get(g)), None)
+                if pick is None:
+                    pick = next((g for g in self.items if device not in self.holders.get(g, ())), None)
+                    if pick is None:
+                        return None
+                self.holders.setdefault(pick, []).append(device)
+            item = self.items[pick].popleft()
+            if not self.items[pick]:
+                del self.items[pick]
+            return pick, item
 
 
 def map_per_device(devices: list[str], items, handle, stop=None, group=None):
