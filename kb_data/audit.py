@@ -236,7 +236,7 @@ def solution_code(rec: RunRecord, folder: Path, root: Path | None = None) -> tup
         names.append(f"{rec.model}_{rec.gpu}_{rec.problem}.txt")  # the sweep's naming, for a record without a link
     for name in dict.fromkeys(names):
         path = folder / SOLUTIONS_DIR / name
-        if name and "/" not in name and name != ".." and _dataset_file(root or folder, path):
+        if name and _dataset_file(root or folder, path):
             return path.read_text(encoding="utf-8", errors="replace"), f"{SOLUTIONS_DIR}/{name}"
     if not names:
         return None, "no solution_code, no solution_link"

@@ -139,11 +139,15 @@ def check_tag_name(tag: str | None) -> None:
 def check_ref_name(kind: str, ref: str, refs: dict) -> None:
     """A new branch or tag: a tag's characters, never the name of a ref of the other kind (a branch named like a tag
     would take over what the tag resolves to) nor hex digits (a commit id's prefix)."""
-    what = "tag" if kind == "tags" else "branch"
-    if not _TAG_RE.match(ref) or _HEX_NAME_RE.match(ref):
-        raise PublishError(f"invalid {what} {ref!r} (letters, digits, '.', '_', '-', and not a commit id's hex digits)")
-    if kind == "tags" and ref == DEFAULT_BRANCH or ref in refs["branches" if kind == "tags" else "tags"]:
-        raise PublishError(f"{ref!r} is a {'branch' if kind == 'tags' else 'tag'}; a {what} cannot share its name")
+    what, other, other_kind = ("tag", "branch", "branches") if kind == "tags" else ("branch", "tag", "tags")
+    if kind == "tags":
+        check_tag_name(ref)
+    elif not _TAG_RE.match(ref):
+        raise PublishError(f"invalid branch {ref!r} (letters, digits, '.', '_', '-')")
+    if _HEX_NAME_RE.match(ref):
+        raise PublishError(f"invalid {what} {ref!r}: hex digits would read as a commit id")
+    if ref in refs[other_kind]:
+        raise PublishError(f"{ref!r} is a {other}; a {what} cannot share its name")
 
 
 def check_tree_path(path: str) -> None:
