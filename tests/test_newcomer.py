@@ -183,3 +183,10 @@ def test_batch_counts_unknown_ids_as_skipped(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "1 submission(s) skipped (no such problem)" in captured.err and "done before)" not in captured.err
     assert "0 records" in captured.out and "1 skipped" in captured.out
+
+
+def test_an_os_error_is_one_line_not_a_traceback(tmp_path, capsys):
+    """A folder given where a file is expected ends with the command's name and the reason, exit 2."""
+    assert main(["import-upstream", "--csv", str(tmp_path), "--out", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kb import-upstream: error:") and "Is a directory" in err and "Traceback" not in err

@@ -557,3 +557,19 @@ def test_the_weights_report_keeps_state_dict_keys_only():
                                                        "unexpected": ["bias"], "not_keys": 2}
     assert judge_mod._weights_loaded({"missing": [], "unexpected": ["weight"]}, state) == {"missing": [],
                                                                                            "unexpected": ["weight"]}
+
+
+def test_the_kernel_names_of_a_cached_build_come_from_its_plain_files_only(tmp_path):
+    """own_kernels reads the cached build's .so files to tell a submission's CUDA kernels from names it only
+    mentions: a link there (a cache from before builds were copied without links) is not followed."""
+    from kb_data.harness import build
+    from kb_data.harness.checks import own_kernels
+
+    code = "// __global__ void mine(float* x) {}\n// __global__ void linked(float* x) {}\n"
+    ext = tmp_path / "cache" / ("k" * 32) / build.EXTENSIONS / "ext"
+    ext.mkdir(parents=True)
+    (ext / "ext.so").write_bytes(b"\0mine\0")
+    (tmp_path / "elsewhere.so").write_bytes(b"\0linked\0")
+    (ext / "other.so").symlink_to(tmp_path / "elsewhere.so")
+    job = {"build_key": "k" * 32, "build_cache_root": str(tmp_path / "cache"), "submission_code": code}
+    assert own_kernels(job) == frozenset({"mine"})
