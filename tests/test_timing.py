@@ -341,3 +341,30 @@ def test_a_cpu_timed_call_reads_its_outputs_before_the_timer_stops(monkeypatch):
     timing.Timer(torch.device("cpu"), l2_flush=False).timed_batch(
         [(lambda: None, lambda: torch.zeros(1024).as_subclass(FillsWhenRead), lambda out: events.append("delivered"))])
     assert events == ["clock", "read", "clock", "delivered"], events
+
+
+def test_a_timed_call_that_misses_a_compiled_paired_reference_is_judged_by_the_eager_one():
+    """A compiled paired reference may stand up to the tolerance away from the eager one: a candidate as exact as the
+    eager reference must not be `stale_output` for it, and one that is wrong must still be."""
+    from kb_data.harness.timed import judged_call
+    from kb_data.rules import rules_for
+
+    rules = rules_for("v3")
+    ref = torch.nn.Linear(64, 32).eval()
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        truth = ref(x)
+    atol = rtol = 1e-2
+    off = atol + rtol * truth.abs().max().item()  # exactly the tolerance: the compiled side alone is off by it
+
+    def compiled(inp):  # what a compiled reference returned for this call: within tolerance of the eager one, not 0
+        return ref(inp) + 0.9 * off
+
+    def call(outs):
+        return {"ref_out": compiled(x).detach(), "outs": [outs], "why": None, "inputs": [x.clone()], "rng": 7}
+
+    assert judged_call(call(truth - 0.9 * off), ref, compiled, rules, atol, rtol) == (True, None)  # 1.8 off the compiled
+    ok, why = judged_call(call(truth + 3 * off), ref, compiled, rules, atol, rtol)
+    assert not ok and "max" in why
+    ok, _ = judged_call(call(truth - 0.9 * off), ref, ref, rules, atol, rtol)  # an eager pair: no second opinion
+    assert not ok
