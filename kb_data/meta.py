@@ -11,7 +11,7 @@ import weakref
 from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import flop_registry
 
 
 @dataclass
@@ -176,7 +176,7 @@ def analyze_on(lp, device: str, with_trace: bool) -> MetaResult:
         state = model.state_dict()
         res.state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in state.items()]
         res.inputs = [dict(_tensor_spec(x), generator=g) for x, g in zip(inputs, generators)]
-        flop_counter = FlopCounterMode(display=False)
+        flop_counter = FlopCount()
         memo = MetaKernelMemo() if device == "meta" else contextlib.nullcontext()
         with torch.no_grad(), memo, flop_counter:  # entered first: the memo sits right above the kernels
             if recorder:
@@ -186,7 +186,7 @@ def analyze_on(lp, device: str, with_trace: bool) -> MetaResult:
                 out = model(*inputs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         res.outputs = [{"shape": list(o.shape), "dtype": dtype_name(o.dtype)} for o in outs if isinstance(o, torch.Tensor)]
-        res.flops = int(flop_counter.get_total_flops())
+        res.flops = int(flop_counter.total)
         parts = {
             "inputs": sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)),
             "state_dict": sum(tensor_bytes(v) for v in state.values()),
@@ -266,6 +266,41 @@ class MetaKernelMemo(TorchDispatchMode):
                 type(o) is torch.Tensor and o.device.type == "meta" and o.storage_offset() == 0 for o in outs):
             self.seen[func, key] = (None if outs is not out else type(out),
                                     [(o.shape, o.stride(), o.dtype) for o in outs])
+        return out
+
+
+_SIZE_QUERIES = {getattr(torch.ops.aten, name).default for name in (
+    "sym_is_contiguous", "is_contiguous", "is_strides_like_format", "is_non_overlapping_and_dense", "size", "sym_size",
+    "stride", "sym_stride", "storage_offset", "sym_storage_offset", "numel", "sym_numel", "dim")} | {
+    torch.ops.aten.is_contiguous.memory_format, torch.ops.prim.layout.default}
+_COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
+
+
+class FlopCount(TorchDispatchMode):
+    """torch's FlopCounterMode total, counted as it counts (its formulas; an op with a composite decomposition is
+    decomposed and its parts counted), without its per-module bookkeeping, which made most of the time of a
+    recurrent network's meta run (tens of thousands of ops)."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _SIZE_QUERIES:
+            return NotImplemented
+        if isinstance(func, torch._ops.HigherOrderOperator):
+            raise NotImplementedError(f"no FLOP count for the higher-order op {func}")
+        if func is not torch.ops.prim.device.default and (
+                _COMPOSITE in func.py_kernels or torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _COMPOSITE)):
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        out = func(*args, **kwargs)
+        formula = flop_registry.get(func._overloadpacket)
+        if formula is not None:
+            self.total += formula(*args, **kwargs, out_val=out)
         return out
 
 
