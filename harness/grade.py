@@ -28,7 +28,6 @@ from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
 from kb_data.harness import build
-from kb_data.harness.judge import judge, preparation_key
 from kb_data.harness.sandbox import own_uid, resolve_level
 from kb_data.harness.worker import cuda_device, cuda_devices, device_lock, run_isolated, thread_resident
 
@@ -170,10 +169,12 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
                              "wall_s": built.get("build_s")}, opt, device), None
     with device_lock(device):
         if opt.resident_judge and own_uid(level):
-            result = thread_resident(judge).submit({**job, "resident": True}, opt.timeout_s + JUDGE_GRACE_S,
-                                                   key=preparation_key(job))
+            from kb_data.harness.judge import preparation_key  # a batch's parent only: one `kb eval` never pays for it
+
+            result = thread_resident(run_judge).submit({**job, "resident": True}, opt.timeout_s + JUDGE_GRACE_S,
+                                                       key=preparation_key(job))
         else:
-            result = run_isolated(judge, job, opt.timeout_s + JUDGE_GRACE_S)
+            result = run_isolated(run_judge, job, opt.timeout_s + JUDGE_GRACE_S)
     for k in ("build_s", "build_wait_s"):
         if built.get(k) is not None:
             result.setdefault("stage_s", {})[k[:-2]] = built[k]
@@ -215,6 +216,14 @@ def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
     build_job = build_job_for(code, device, job["sandbox_level"], job["memory_limit_bytes"], opt.timeout_s)
     job.update(build_key=build_job["key"], arch=build_job["arch"], build_cache_root=build_job["cache_root"])
     return build.ensure_built(build_job, opt.timeout_s + JUDGE_GRACE_S)
+
+
+def run_judge(job: dict) -> dict:
+    """The judge, imported in the worker child that runs it (its forkserver preloads it): the grading parent does not
+    import the judge's stack (torch._dynamo among it, 2 s of a single `kb eval` on a 2-core machine)."""
+    from kb_data.harness.judge import judge
+
+    return judge(job)
 
 
 def build_job_for(code: str, device: str, sandbox_level: str, memory_limit_bytes: int, timeout_s: float,
