@@ -23,6 +23,7 @@ import threading
 import time
 from collections import deque
 from contextlib import closing, contextmanager
+from multiprocessing import forkserver
 
 from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
@@ -37,6 +38,13 @@ def context():
         _ctx = mp.get_context("forkserver")
         _ctx.set_forkserver_preload(PRELOAD)
     return _ctx
+
+
+def start_forkserver() -> None:
+    """Start the workers' forkserver now, without waiting for it: its imports (torch, the judge) take seconds,
+    which a command can spend on its own work meanwhile instead of at its first job."""
+    context()
+    forkserver.ensure_running()
 
 
 def _child(run, jobs, results, log_path: str) -> None:

@@ -104,6 +104,9 @@ def _check_fits(pid: str, min_bytes: int | None, force: bool) -> None:
 
 
 def cmd_eval(args) -> int:
+    from .harness.worker import start_forkserver
+
+    start_forkserver()  # its imports run beside this process's own
     from .harness.baselines import BaselineIndex
     from .harness.grade import Options, grade
     from .problems import ProblemSet
@@ -216,6 +219,9 @@ def _runnable_problems(args) -> list[str]:
 
 
 def cmd_calibrate(args) -> int:
+    from .harness.worker import start_forkserver
+
+    start_forkserver()
     from .harness.baselines import BaselineIndex
     from .harness.calibrate import VARIANTS, calibrate, report
     from .harness.grade import Options
