@@ -1,8 +1,9 @@
 """Probe: why does torch.compile fail ("unspecified launch failure") inside the candidate's sandbox on a GPU?
 
-Runs the same compiled GELU (default mode, then reduce-overhead) in: this process's fresh child with no sandbox,
-then a Sandbox at each level, then the candidate's own steps (calibrate, then load and forward through the
-channel) at each level. Prints one JSON line per arm with the full traceback of any failure.
+Runs the same compiled GELU (default mode, then reduce-overhead; PROBE_OP=conv: a convolution and a constant
+mask) in: this process's fresh child with no sandbox, then a Sandbox at each level, then the candidate's own
+steps (calibrate, then load and forward through the channel) at each level. Prints one JSON line per arm with
+the full traceback of any failure.
 Usage (GPU machine): python benchmarks/probes/compile_probe.py
 """
 from __future__ import annotations
@@ -13,18 +14,32 @@ import sys
 import traceback
 
 
+PROBE_OP = os.environ.get("PROBE_OP")  # read here: a sandboxed child, forked from this process, has its env scrubbed
+
+
 def compiled_gelu(mode: str | None) -> dict:
+    """A compiled function run three times against its eager result: GELU (Triton only), or with PROBE_OP=conv a
+    convolution and a folded constant mask (cuDNN and device constants, what failed in the candidate on the H200)."""
     import torch
 
     try:
-        torch._dynamo.reset()  # a fresh compile each time (the cache is keyed on gelu's code)
-        x = torch.randn(64, 4096, device="cuda")
-        f = torch.compile(torch.nn.functional.gelu, **({"mode": mode} if mode else {}))
+        torch._dynamo.reset()  # a fresh compile each time (the cache is keyed on the function's code)
+        if PROBE_OP == "conv":
+            w = torch.randn(16, 8, 3, 3, device="cuda")
+            x = torch.randn(8, 8, 64, 64, device="cuda")
+
+            def fn(x):
+                y = torch.nn.functional.conv2d(x, w, padding=1)
+                mask = torch.triu(torch.ones(64, 64, dtype=torch.bool, device=x.device), diagonal=1)
+                return y.masked_fill(mask, float("-inf")).softmax(-1)
+        else:
+            x = torch.randn(64, 4096, device="cuda")
+            fn = torch.nn.functional.gelu
+        f = torch.compile(fn, **({"mode": mode} if mode else {}))
         for _ in range(3):
             y = f(x)
         torch.cuda.synchronize()
-        return {"ok": bool(torch.allclose(y, torch.nn.functional.gelu(x), atol=1e-5)),
-                "pid": os.getpid(), "uid": os.getuid()}
+        return {"ok": bool(torch.allclose(y, fn(x), atol=1e-5)), "pid": os.getpid(), "uid": os.getuid()}
     except BaseException as e:
         return {"ok": False, "error": "".join(traceback.format_exception(e))[-6000:]}
 
