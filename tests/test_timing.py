@@ -368,3 +368,9 @@ def test_a_timed_call_that_misses_a_compiled_paired_reference_is_judged_by_the_e
     assert not ok and "max" in why
     ok, _ = judged_call(call(truth - 0.9 * off), ref, ref, rules, atol, rtol)  # an eager pair: no second opinion
     assert not ok
+
+    def out_of_memory(*_):
+        raise torch.OutOfMemoryError("no room for a second opinion")
+
+    ok, why = judged_call(call(truth - 0.9 * off), out_of_memory, compiled, rules, atol, rtol)
+    assert not ok and why  # the eager reference could not run: the compiled reference's verdict stands
