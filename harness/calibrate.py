@@ -79,6 +79,7 @@ class Verdict:
     expected: float | None
     tolerance: float | None
     baseline_type: str | None
+    per_call: float | None = None  # the median of per-call ratios: how much of a deviation the record's estimator made
 
     @property
     def deviation(self) -> float | None:
@@ -113,9 +114,10 @@ def verdicts(records: list[RunRecord]) -> list[Verdict]:
         if not (rec.model or "").startswith(MODEL_PREFIX):
             continue
         expected, tol = expectation(rec)
+        estimators = json.loads(rec.flag_details or "{}").get("paired_estimators") or {}
         out.append(Verdict(rec.problem_id, _variant(rec), rec.status,
                            sorted(f for f in rec.flags if f not in INFORMATIONAL_FLAGS), rec.speedup, expected, tol,
-                           rec.baseline_type))
+                           rec.baseline_type, estimators.get("per_call")))
     return sorted(out, key=lambda v: (v.variant, v.problem_id))
 
 
@@ -137,7 +139,8 @@ def report(vs: list[Verdict]) -> str:
         lines.append("off expectation or not ok:")
         for v in off:
             what = (f"{v.status}" + (f" [{', '.join(v.failing_flags)}]" if v.failing_flags else "")
-                    + (f", speedup {v.speedup:.3f} where {v.expected:.3f} +/- {v.tolerance:.0%} is expected "
+                    + (f", speedup {v.speedup:.3f}" + (f" (per call {v.per_call:.3f})" if v.per_call else "")
+                       + f" where {v.expected:.3f} +/- {v.tolerance:.0%} is expected "
                        f"(baseline {v.baseline_type})" if v.deviation is not None else ""))
             lines.append(f"  {v.variant:8s} {v.problem_id}: {what}")
     return "\n".join(lines)

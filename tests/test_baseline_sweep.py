@@ -434,6 +434,7 @@ def test_calibrate_grades_each_reference_as_its_own_submission_and_judges_it_aga
         (GELU, "reference-eager", "ok"), ("v0.1/level1/19_ReLU", "reference-eager", "ok")])
     saved = json.loads((out / "calibration.json").read_text())
     assert {v["expected"] for v in saved} == {1.0} and all(v["tolerance"] == 0.02 for v in saved)
+    assert all(isinstance(v["per_call"], float) for v in saved)  # the per-call estimator beside the record's
     assert code == (0 if all(v["ok"] for v in saved) else 1)  # a CPU's pairing may well be off by 2%: then exit 1
     assert "eager: 2 problems" in printed.out and "calibration.json" in printed.out
     # against a torch.compile baseline the eager reference must score the row's compile/eager ratio, and the compiled
