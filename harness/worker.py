@@ -28,7 +28,7 @@ from multiprocessing import forkserver
 from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
 # forward-mode AD scripts its decompositions on first use, which takes seconds: done once here, not in every judge
-PRELOAD = ["torch", "torch._decomp.decompositions_for_jvp", "kb_data.harness.judge"]
+PRELOAD = ["torch", "torch._decomp.decompositions_for_jvp", "kb_data.harness.judge", "kb_data.harness.grade"]
 _ctx = None
 
 
