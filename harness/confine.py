@@ -3,6 +3,7 @@ sandbox's uid, resource limits, the parent-death signal (Linux system calls thro
 from __future__ import annotations
 
 import os
+import resource  # imported before the drop to the sandbox's uid, which may not read the interpreter's own folders
 import signal
 import sys
 
@@ -55,8 +56,6 @@ def enter(setup: dict) -> None:
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     if level != "none":
-        import resource
-
         libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
         for res, value in ((resource.RLIMIT_NPROC, lim["processes"]), (resource.RLIMIT_NOFILE, lim["open_files"]),
                            (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0)):
