@@ -11,6 +11,12 @@ from .paths import DATA_DIR
 from .schema import SUITES
 
 
+def _add_sandbox(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sandbox", default="auto", choices=["auto", "strict", "strong", "process", "none"],
+                   help="isolation of the submission's process (SECURITY.md): auto, the strongest available; strict, "
+                   "refuse to run below strong; none, explicit and loud")
+
+
 def _add_problems_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--problems", type=Path, default=None, help="problems root (default: the checkout's problems/)")
 
@@ -189,9 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "while it grades one problem's submissions, and prepares the reference once)")
     p.add_argument("--ray", action="store_true", help="batch: run the jobs as Ray tasks")
     p.add_argument("--address", help="Ray cluster address")
-    p.add_argument("--sandbox", default="auto", choices=["auto", "strict", "strong", "process", "none"],
-                   help="isolation of the submission's process (SECURITY.md): auto, the strongest available; strict, "
-                   "refuse to run below strong; none, explicit and loud")
+    _add_sandbox(p)
     p.add_argument("--memory-limit-gb", type=float, help="host memory of the submission's processes (default: sized "
                    "by the problem); an overrun ends as status memory_exceeded")
     p.set_defaults(func=_grading("cmd_eval"))
@@ -212,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, help="timed calls (default: the suite's rules)")
     p.add_argument("--warmup", type=int)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per grade")
+    _add_sandbox(p)
     p.add_argument("--baselines", type=Path, action="append", default=[],
                    help="baseline JSONL files to look up (default: the shipped measured baselines)")
     p.set_defaults(func=_grading("cmd_calibrate"))

@@ -426,10 +426,11 @@ def test_calibrate_grades_each_reference_as_its_own_submission_and_judges_it_aga
 
     out = tmp_path / "cal"
     code = main(["calibrate", "--problems", str(SMALL_PROBLEMS), "--only", f"{GELU},v0.1/level1/19_ReLU", "--device",
-                 "cpu", "--trials", "3", "--warmup", "1", "--out", str(out)])
+                 "cpu", "--trials", "3", "--warmup", "1", "--out", str(out), "--sandbox", "process"])
     printed = capsys.readouterr()
     assert "no compiled variant on a CPU" in printed.err
     recs = RecordSink(out / "records").records()
+    assert {r.sandbox for r in recs} == {"process"}  # the level asked for, as kb eval takes it
     assert sorted((r.problem_id, r.model, r.status) for r in recs) == sorted([
         (GELU, "reference-eager", "ok"), ("v0.1/level1/19_ReLU", "reference-eager", "ok")])
     saved = json.loads((out / "calibration.json").read_text())
