@@ -220,7 +220,7 @@ def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:
 
 def run_judge(job: dict) -> dict:
     """The judge, imported in the worker child that runs it (its forkserver preloads it): the grading parent does not
-    import the judge's stack (torch._dynamo among it, 2 s of a single `kb eval` on a 2-core machine)."""
+    import the judge's stack (torch._dynamo among it, seconds of import)."""
     from kb_data.harness.judge import judge
 
     return judge(job)

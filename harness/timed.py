@@ -199,8 +199,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
 
 def judged_call(t: dict, ref, paired, rules, atol, rtol) -> tuple[bool, str | None]:
     """A timed call's outputs against the paired reference's; where a compiled paired reference disagrees, the eager
-    reference on the call's inputs decides: the compiled one may itself stand up to the tolerance away from it (v3
-    FP8_Matmul's own eager code was once flagged `stale_output` against it)."""
+    reference on the call's inputs decides: the compiled one may itself stand up to the tolerance away from it (an
+    FP8 quantisation compiled rounds otherwise)."""
     ok, why, _, _ = judged(t["ref_out"], t["outs"], t["why"], rules, atol, rtol)
     if not ok and paired is not ref and t["why"] is None:
         try:

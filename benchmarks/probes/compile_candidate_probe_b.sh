@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # session 20 probe 2: which part of the sandbox breaks torch.compile (reduce-overhead) in the candidate; then the rest of v3
+# (its last step resumes the v3 sweep from call 1's records, which it expects at cal_resume/records.jsonl)
 set -u
 python -m pip install -q --no-deps wheels-dev/*.whl >/dev/null 2>&1
 python -m pip install -q --no-build-isolation --no-deps -e . >/dev/null 2>&1
