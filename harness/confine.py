@@ -33,6 +33,19 @@ def die_with_parent(parent_gone) -> None:
         os._exit(70)
 
 
+def release_inherited_fds(keep: int) -> None:
+    """Point every descriptor above 2 but `keep` at /dev/null (closed on exec) instead of closing it. This process is
+    a fork, not an exec: the parent's Python objects that own those numbers live on in it (multiprocessing's
+    resource-tracker pipe, whose liveness probe writes to its number and closes it on an error). Closed numbers are
+    reused by the next files opened here, the CUDA driver's included, which a stale owner would then write to or
+    close."""
+    null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        if fd > 2 and fd not in (keep, null):
+            os.dup2(null, fd, inheritable=False)  # the listing's own number, closed by now, becomes /dev/null too
+    os.close(null)
+
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 _MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
 

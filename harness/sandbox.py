@@ -427,9 +427,7 @@ class Spawner:
 
     def _serve_forks(self, sock: socket.socket, serve) -> None:
         confine.die_with_parent(lambda: os.getppid() != self.owner)
-        keep = sock.fileno()
-        os.closerange(3, keep)
-        os.closerange(keep + 1, 1 << 16)
+        confine.release_inherited_fds(sock.fileno())
         codes: dict[int, int] = {}
         while True:
             fds: list[int] = []
@@ -456,7 +454,7 @@ class Spawner:
 # Inside the sandbox (runs before any untrusted code, in the forked process)
 
 def _child_main(setup: dict, sock: socket.socket, serve) -> None:
-    """In the forked child: own session, die with the judge, output to the log, no inherited descriptor but the
+    """In the forked child: own session, die with the judge, output to the log, no inherited file but the
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
     if setup.get("cgroup"):  # first: whatever it starts from here on is in it
         Cgroup(setup["cgroup"]).join(os.getpid())
@@ -468,9 +466,7 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
+    confine.release_inherited_fds(sock.fileno())
     alive_r = None
     if setup["level"] == "strong":
         confine.unshare(confine.NAMESPACES)

@@ -377,6 +377,55 @@ def _sleep_forever(sock) -> None:
         time.sleep(60)
 
 
+_STALE: dict = {}  # a descriptor the test process owns, as multiprocessing's resource tracker owns its pipe
+
+
+def _report_what_a_stale_owner_hits(sock) -> None:
+    """In the sandbox: open files, then do what the inherited owner of a descriptor number does (the resource
+    tracker's liveness probe: write to its number, close it on an error); say what that number is now and which
+    of this process's own files were lost."""
+    from kb_data.harness import channel
+
+    Path("mine").write_text("the candidate's own file")
+    own = [os.open("mine", os.O_RDONLY) for _ in range(32)]
+    stale = _STALE["w"]
+    target = os.readlink(f"/proc/self/fd/{stale}") if os.path.exists(f"/proc/self/fd/{stale}") else None
+    try:
+        os.write(stale, b"PROBE:0:noop\n")
+    except OSError:
+        os.close(stale)
+    lost = []
+    for fd in own:
+        try:
+            os.fstat(fd)
+        except OSError:
+            lost.append(fd)
+    channel.send(sock, {"stale_is": target, "lost": lost})
+    time.sleep(60)
+
+
+@pytest.mark.parametrize("via_spawner", [False, True], ids=["forked", "spawned"])
+@pytest.mark.parametrize("level", ["none", "auto"])
+def test_a_descriptor_number_the_parent_owned_never_reaches_a_file_the_sandbox_opened(level, via_spawner):
+    """The sandbox is a fork, so the judge's Python objects that own descriptors live on in it; its inherited numbers
+    must stay taken (by /dev/null), or the first files it opens get them and a stale owner's write or close hits
+    those instead (the CUDA driver's descriptors: torch.compile's captured graphs failed on the H200)."""
+    from kb_data.harness import channel
+    from kb_data.io import lock_dir
+
+    r, _STALE["w"] = os.pipe()
+    sb = sandbox.Sandbox(sandbox.resolve_level(level), sandbox.Limits(memory_bytes=2 << 30), "cpu", lock_dir())
+    try:
+        sb.start(_report_what_a_stale_owner_hits,
+                 sandbox.Spawner.of(_report_what_a_stale_owner_hits) if via_spawner else None)
+        got = channel.recv(sb.sock, timeout_s=60)
+    finally:
+        sb.close()
+        os.close(r)
+        os.close(_STALE.pop("w"))
+    assert got == {"stale_is": "/dev/null", "lost": []}, got
+
+
 def test_a_spawned_sandbox_reports_its_exit_and_dies_with_the_judge_that_asked_for_it():
     """The sandboxes of a resident judge are forked by its spawner (a CUDA-free copy of the judge): the judge still
     learns how each ended, and a judge killed mid-job (a timeout) takes its spawner and every sandbox with it."""
