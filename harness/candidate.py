@@ -21,7 +21,16 @@ from kb_data.harness import channel
 
 def serve(sock: socket.socket) -> None:
     """The sandboxed process's whole life (kb_data.harness.sandbox.Sandbox.start calls it, sandbox entered)."""
+    size_compile_workers()
     Server(sock).serve()
+
+
+def size_compile_workers() -> None:
+    """torch.compile's worker count from this sandbox's environment: Inductor read its own when the judge imported
+    it, before this process was forked from the judge, and sized it by every core of the host."""
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None and os.environ.get("TORCHINDUCTOR_COMPILE_THREADS"):
+        config.compile_threads = int(os.environ["TORCHINDUCTOR_COMPILE_THREADS"])
 
 
 class Server:

@@ -39,7 +39,7 @@ UID_BASE = 2_000_000   # sandbox uids: far above any real account's
 UID_SLOTS = 4096
 ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
             "NVIDIA_DRIVER_CAPABILITIES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
-            "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_LAUNCH_BLOCKING")  # the last: the operator's debugging switch
+            "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TORCHINDUCTOR_COMPILE_THREADS", "CUDA_LAUNCH_BLOCKING")  # the last: the operator's debugging switch
 HIDDEN_ROOTS = ("/root", "/home")
 WATCH_INTERVAL_S = 0.1   # host memory is read this often ...
 RESCAN_EVERY = 10        # ... and the process list refreshed every this many reads
@@ -133,6 +133,8 @@ def _scrubbed_env(work: str, device: str) -> dict:
                TRITON_CACHE_DIR=f"{work}/triton_cache", XDG_CACHE_HOME=f"{work}/.cache", LANG=env.get("LANG", "C.UTF-8"),
                USER="kb-sandbox", LOGNAME="kb-sandbox")  # getpass.getuser() must not need a passwd entry
     env.setdefault("MAX_JOBS", str(max(1, min(8, os.cpu_count() or 1))))
+    # torch.compile's worker processes (interpreters, counted in the sandbox's memory): as many as compiler jobs
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", env["MAX_JOBS"])
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep instead of spinning on the judge's cores
     if not device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = ""  # a CPU grading gets no GPU

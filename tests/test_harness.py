@@ -13,6 +13,7 @@ from kb_data.rules import baseline_choice, rules_for, tolerance
 from kb_data.schema import RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.grade import Options, grade, static_checks
+from kb_data.harness.worker import cuda_devices
 from tests.corpus import CORPUS, SMALL_PROBLEMS
 from tests.harness_support import BAD, GELU, HONEST_GELU, _gpu_cache_released, _grade  # noqa: F401 (_gpu_cache_released: an autouse fixture)
 
@@ -104,6 +105,25 @@ def test_a_torch_compile_baseline_is_paired_compiled_on_the_gpu():
     assert rec.baseline_source == "paired" and rec.baseline_type == "torch_compile"
     assert rec.ref_alone_ms is not None and rec.ref_ms < 0.3 * rec.sol_ms
     assert rec.speedup < 0.3 and rec.speedup == pytest.approx(rec.ref_ms / rec.sol_ms, rel=0.2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem_id", ["v3/level1/63_conv_standard_2D__square_input__square_kernel",
+                                        "v3/level3/43_MinGPTCausalAttention"])
+def test_a_torch_compiled_submission_with_cudnn_and_constants_runs_in_the_sandbox(problem_id):
+    """torch.compile inside the candidate: a convolution (cuDNN) and a causal mask folded to a constant. Before the
+    sandbox kept its inherited descriptor numbers taken, multiprocessing's resource tracker (inherited from the
+    judge) closed the CUDA driver's descriptor during the compile: CUDNN_STATUS_INTERNAL_ERROR and
+    cudaErrorOperatingSystem on the H200 (BENCHMARKS.md)."""
+    from kb_data.harness.calibrate import reference_submission
+
+    if not cuda_devices():
+        pytest.skip("needs a CUDA GPU")
+    problem = ProblemSet().load(problem_id)
+    code = reference_submission(problem.code, "compiled", problem.rules["compile_mode"])
+    rec, _ = grade(problem, code, options=Options(device="cuda:0", require_custom_kernel=False, check_fp64=False),
+                   baselines=BaselineIndex.shipped())
+    assert rec.status == "ok" and rec.correct, rec.error
 
 
 def test_known_baseline_is_used_and_not_remeasured():

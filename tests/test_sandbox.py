@@ -426,6 +426,40 @@ def test_a_descriptor_number_the_parent_owned_never_reaches_a_file_the_sandbox_o
     assert got == {"stale_is": "/dev/null", "lost": []}, got
 
 
+class _ReportCompileWorkers:
+    """Stands in for the candidate's server: says how many workers torch.compile would start."""
+
+    def __init__(self, sock):
+        self.sock = sock
+
+    def serve(self):
+        import torch._inductor.config
+        from kb_data.harness import channel
+
+        channel.send(self.sock, {"compile_threads": torch._inductor.config.compile_threads})
+        time.sleep(60)
+
+
+def test_torch_compile_in_the_sandbox_starts_as_many_workers_as_compiler_jobs(monkeypatch):
+    """Inductor sized its worker pool from every core when the judge imported it; the candidate, a fork of the
+    judge, resizes it from the sandbox's environment (each worker is an interpreter counted in its memory)."""
+    import torch._inductor.config
+
+    from kb_data.harness import candidate, channel
+    from kb_data.io import lock_dir
+
+    monkeypatch.setattr(torch._inductor.config, "compile_threads", 17)
+    monkeypatch.setattr(candidate, "Server", _ReportCompileWorkers)
+    monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
+    monkeypatch.setenv("MAX_JOBS", "3")
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=2 << 30), "cpu", lock_dir())
+    try:
+        sb.start(candidate.serve)
+        assert channel.recv(sb.sock, timeout_s=60) == {"compile_threads": 3}
+    finally:
+        sb.close()
+
+
 def test_a_spawned_sandbox_reports_its_exit_and_dies_with_the_judge_that_asked_for_it():
     """The sandboxes of a resident judge are forked by its spawner (a CUDA-free copy of the judge): the judge still
     learns how each ended, and a judge killed mid-job (a timeout) takes its spawner and every sandbox with it."""
