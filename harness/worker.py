@@ -53,6 +53,7 @@ def _child(run, jobs, results, log_path: str) -> None:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     gc.freeze()  # what the server imported is never a job's garbage: a resident judge's collection skips it
+    _progress_bars_lock_threads_only()
     while True:
         try:
             job = jobs.recv()  # the grading parent's own job (trusted); results go back as JSON
@@ -74,6 +75,17 @@ def _child(run, jobs, results, log_path: str) -> None:
             os._exit(0)
         if result.get("retire") or not job.get("resident"):
             os._exit(0)  # skip atexit handlers and finalizers
+
+
+def _progress_bars_lock_threads_only() -> None:
+    """tqdm's bars (torch.compile's, in the judge and in the candidate forked from it) lock with a multiprocessing
+    semaphore by default, registered with the caller's resource tracker, which reports it as leaked once this
+    process ends without its finalizers. Its bars are never shared with another process: a thread lock serves."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return
+    tqdm.set_lock(threading.RLock())
 
 
 _starting = threading.Lock()

@@ -285,6 +285,29 @@ def _frozen_objects(_job: dict) -> dict:
     return {"frozen": gc.get_freeze_count()}
 
 
+def _semaphores_a_progress_bar_registers(_job: dict) -> dict:
+    from multiprocessing import resource_tracker
+
+    from tqdm import tqdm
+
+    names, register = [], resource_tracker.register
+    resource_tracker.register = lambda name, rtype: names.append(rtype)  # SemLock imports it at each call
+    try:
+        for _ in tqdm(range(2), disable=True):  # the lock is made even for a disabled bar
+            pass
+    finally:
+        resource_tracker.register = register
+    return {"registered": names}
+
+
+def test_a_progress_bar_in_a_worker_child_registers_no_semaphore_with_the_callers_resource_tracker():
+    """torch.compile's progress bars in a judge would each leave a named semaphore to the grading process's resource
+    tracker (the judge ends without finalizers), which warned of them as leaked at the end of every GPU command."""
+    from kb_data.harness.worker import run_isolated
+
+    assert run_isolated(_semaphores_a_progress_bar_registers, {}, 120)["registered"] == []
+
+
 def test_a_worker_child_leaves_what_its_server_imported_out_of_its_collections():
     """A resident judge collects after each job (its tensors go back before the next job's): the torch and harness
     objects its forkserver imported are frozen out of that collection, which then scans only what the child made."""
