@@ -21,7 +21,7 @@ from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasibl
                                        clone_inputs, compare, degenerate_reason, out_of_memory, rows_apart)
 from kb_data.harness.session import (draw_seed, flag, fresh_inputs, judged, off_distribution, run_candidate,
                                      weight_slots)
-from kb_data.rules import OP_FAMILIES
+from kb_data.rules import OP_FAMILIES, SUBSTITUTE_FAMILIES
 from kb_data.schema import FLAGS
 
 
@@ -220,10 +220,12 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
     ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
     forbidden = rules.get("forbidden_op_families") or []
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
-    cand_fams = _families(ops, kernels, list(ref_fams), own)
+    barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)
+    cand_fams = _families(ops, kernels, sorted(barred), own)
     if cand_fams:
+        name = lambda f: f if f in ref_fams else f"{f} (in place of the reference's {', '.join(sorted(ref_fams))})"
         flag(res, "calls_reference_ops", "the candidate runs the reference's heavy work through the framework: "
-              + "; ".join(f"{f}: {', '.join(ev)}" for f, ev in sorted(cand_fams.items())))
+              + "; ".join(f"{name(f)}: {', '.join(ev)}" for f, ev in sorted(cand_fams.items())))
     if device.type == "cuda":
         res["flag_details"]["kernels"] = sorted(kernels)[:40]
         custom = sorted(k for k in kernels if not library_kernel(k, own))

@@ -49,6 +49,12 @@ OP_FAMILIES = {
                          "grid_sampler_2d"], "kernels": r"upsample|grid_sampler"},
 }
 
+# Families that can do another's heavy work (a GEMM as a 1x1 convolution or through attention, a convolution as a
+# GEMM over unfolded inputs, attention as two GEMMs, an average pool as a convolution, a softmax through attention):
+# where the reference runs the key, the candidate's framework ops may run none of these either.
+SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
+                       "softmax": ("attention",), "pool": ("conv",)}
+
 # The anti-cheat numbers every suite shares (our harness's, not upstream's): they travel in each row's rules.
 CHECKS = {
     "tolerance_from": "reference_outputs",
