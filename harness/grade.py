@@ -226,6 +226,18 @@ def run_judge(job: dict) -> dict:
     return judge(job)
 
 
+def _fork_spawner_before_jobs() -> None:
+    """The sandboxes' spawner, forked before the worker has a job: every candidate of a judge that stays up across
+    jobs is a fork of it, and must hold nothing of the jobs before its own (their submissions' code)."""
+    from kb_data.harness import candidate
+    from kb_data.harness.sandbox import Spawner
+
+    Spawner.of(candidate.serve)
+
+
+run_judge.prepare_worker = _fork_spawner_before_jobs
+
+
 def build_job_for(code: str, device: str, sandbox_level: str, memory_limit_bytes: int, timeout_s: float,
                   max_jobs: int | None = None) -> dict:
     """The build stage's job for `code` graded on `device` (its key decided here: workers may predate the env)."""

@@ -45,7 +45,7 @@ class Candidate:
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
             res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid,
                                                                           job["build_cache_root"]) else "miss"
-        self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made in a judge's first job, before CUDA
+        self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made as the worker started (grade.run_judge)
         self.arena = channel.SlotArena(self.device)
         self.tampered: list[str] = []
         self._pids = None

@@ -54,6 +54,7 @@ def _child(run, jobs, results, log_path: str) -> None:
     os.dup2(fd, 2)
     gc.freeze()  # what the server imported is never a job's garbage: a resident judge's collection skips it
     _progress_bars_lock_threads_only()
+    getattr(run, "prepare_worker", lambda: None)()  # before any job exists in this process
     while True:
         try:
             job = jobs.recv()  # the grading parent's own job (trusted); results go back as JSON

@@ -201,7 +201,7 @@ def test_a_resident_judge_gives_each_submission_its_own_verdict_whatever_came_be
         pytest.skip("the judge stays up only where the sandbox has a uid of its own (root)")
     names = ["honest/torch_gelu_erf", "hostile/kill_everything", "adversarial/precomputed_known_seeds",
              "hostile/forge_channel_reply", "honest/torch_custom_op_gelu", "hostile/steal_secret_seed",
-             "adversarial/cache_by_call_count", "adversarial/copy_ignores_weights_layernorm",
+             "hostile/reads_earlier_jobs_gelu", "adversarial/cache_by_call_count", "adversarial/copy_ignores_weights_layernorm",
              "honest/torch_layernorm_manual"]
     chosen = [next(e for e in ENTRIES if f"{e.path.parent.name}/{e.path.stem}" == n) for n in names]
     recs = _resident_batch(tmp_path, chosen, "cpu", SMALL_PROBLEMS, None, trials=3)
