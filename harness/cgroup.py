@@ -52,6 +52,14 @@ class Cgroup:
         except OSError:
             return []
 
+    def cpu_ms(self) -> float | None:
+        """CPU time every process of it has used so far (cpu.stat's usage_usec; None where the kernel keeps none)."""
+        try:
+            with open(f"{self.path}/cpu.stat") as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("usage_usec ")) / 1e3
+        except (OSError, StopIteration, ValueError, IndexError):
+            return None
+
     def freeze(self) -> bool:
         """Freeze and wait until the kernel says every process is frozen (False if it did not within the wait)."""
         self._write("cgroup.freeze", "1")

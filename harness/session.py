@@ -159,6 +159,13 @@ class Candidate:
             outs.append(self.arena.slots[f"{prefix}out{k}"][1].clone())
         return outs, None
 
+    def cpu_ms(self) -> float | None:
+        """The sandbox's own CPU time so far on a CPU grading (its cgroup's account, which a loaded host does not
+        inflate as it does the judge's wall clock); None on a GPU or without a cgroup."""
+        if self.device.type != "cpu" or self.sb.cgroup is None:
+            return None
+        return self.sb.cgroup.cpu_ms()
+
     @contextmanager
     def paused(self):
         """The sandbox's processes stopped while the judge times its reference: nothing of the submission's

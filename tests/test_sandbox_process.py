@@ -241,3 +241,31 @@ def test_memory_a_sandbox_still_shares_with_the_judge_it_was_forked_from_is_not_
     finally:
         sb.close()
     del held
+
+
+def _spin_then_report(sock) -> None:
+    from kb_data.harness import channel
+
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    channel.send(sock, {"spun": True})
+    _sleep_forever(sock)
+
+
+def test_the_sandbox_cgroup_accounts_the_cpu_time_of_its_processes():
+    """The judge reads the sandbox's own CPU account around each batch of timed calls on a CPU (a figure a
+    loaded host does not stretch, kept beside the round trip's in the record's timing_bound)."""
+    from kb_data.harness import channel
+    from kb_data.io import lock_dir
+
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=2 << 30), "cpu", lock_dir())
+    try:
+        if sb.cgroup is None:
+            pytest.skip("no cgroup v2 of its own here")
+        before = sb.cgroup.cpu_ms()
+        sb.start(_spin_then_report)
+        assert channel.recv(sb.sock, timeout_s=60) == {"spun": True}
+        assert before is not None and sb.cgroup.cpu_ms() - before >= 250
+    finally:
+        sb.close()
