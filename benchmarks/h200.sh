@@ -3,8 +3,9 @@
 # and results under $OUT (the device tool's output folder; ./h200-out by default). Run from the repo root
 # after `pip install --no-build-isolation --no-deps -e .`. Usage: benchmarks/h200.sh STEP [STEP ...]
 #   gpu-tests  the gpu-marked tests: the anti-cheat corpus on the real problems, then the harness's (timing checks,
-#              calibration, CUDA fault containment), which use CUDA in the test process (torch.compile in a candidate
-#              then fails: BENCHMARKS.md); -s prints each verdict as it comes, so a run cut short still shows them
+#              calibration, CUDA fault containment), which use CUDA in the test process (graded after the corpus: a
+#              process holding a CUDA context has not been tried as a grader since session 21's fix, README); -s prints
+#              each verdict as it comes, so a run cut short still shows them
 #   gpu-corpus every GPU corpus entry (adversarial and honest) on the real problems, without the slower harness tests
 #              ($CORPUS_K: a pytest -k expression to run part of it)
 #   gpu-honest the honest corpus alone (every honest GPU entry must pass with no failing flag)

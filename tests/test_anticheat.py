@@ -86,7 +86,7 @@ GPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cuda")]
 @pytest.mark.gpu
 @pytest.mark.parametrize("entry", GPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in GPU_ENTRIES])
 def test_corpus_gpu(entry):
-    if not cuda_devices():  # asked in a worker: this process initialises no CUDA (torch.compile in a candidate fails then)
+    if not cuda_devices():  # asked in a worker: this process initialises no CUDA (README, known limitations)
         pytest.skip("needs a CUDA GPU")
     _needs_isolation(entry)
     # the shipped baselines, as `kb eval` grades: a baseline measured again for each entry doubled the corpus's time
