@@ -97,9 +97,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
-                c0, h0 = cand.cpu_ms(), timing._perf_counter()
-                reply = cand.request(msg, "timing")
-                wall, c1 = (timing._perf_counter() - h0) * 1e3, cand.cpu_ms()
+                reply, wall, cpu_ms = _round_trip(cand, msg, "timing")
                 for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
@@ -107,7 +105,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     cand.check_input_slots(t["inputs"], _prefix(c))
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
                                      any(t["i"] >= warmup for t in calls), ctx["overhead_ms"], rules, device,
-                                     None if c0 is None or c1 is None else c1 - c0, ctx.get("overhead_cpu_ms"))
+                                     cpu_ms, ctx.get("overhead_cpu_ms"))
                 bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
@@ -283,18 +281,24 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     extra, flushes, cpu = [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
     for b in range(1 + -(-calls // k)):  # the first batch warms up
-        c0, h0 = cand.cpu_ms(), timing._perf_counter()
-        reply = cand.request(msg, "calibration")
-        wall, c1 = (timing._perf_counter() - h0) * 1e3, cand.cpu_ms()
+        reply, wall, cpu_ms = _round_trip(cand, msg, "calibration")
         replies = _batch_replies(reply, k)
         if b:
             extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
             flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
-            if c0 is not None and c1 is not None:
-                cpu.append((c1 - c0) / k)
+            if cpu_ms is not None:
+                cpu.append(cpu_ms / k)
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
     return statistics.median(extra)
+
+
+def _round_trip(cand, msg: dict, stage: str) -> tuple[dict, float, float | None]:
+    """A batch of timed calls sent and answered: (reply, the judge's wall ms, the sandbox's CPU ms or None)."""
+    c0, h0 = cand.cpu_ms(), timing._perf_counter()
+    reply = cand.request(msg, stage)
+    wall, c1 = (timing._perf_counter() - h0) * 1e3, cand.cpu_ms()
+    return reply, wall, None if c0 is None or c1 is None else c1 - c0
 
 
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, overhead_ms: float, rules,
