@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import replace
 
@@ -38,6 +39,16 @@ def test_hang_times_out_and_the_next_job_runs():
     assert ok.status == "ok" and ok.correct, ok.error
 
 
+def _sandbox_gets_a_cgroup() -> bool:
+    from kb_data.harness.cgroup import Cgroup
+    from kb_data.harness.sandbox import resolve_level
+
+    cgroup = Cgroup.create(f"probe-{os.getpid()}") if resolve_level("auto") != "none" else None
+    if cgroup is not None:
+        cgroup.remove()
+    return cgroup is not None
+
+
 def test_honest_record_has_every_field():
     rec = _grade(HONEST_GELU)
     assert rec.status == "ok" and rec.correct and rec.compiled
@@ -53,6 +64,9 @@ def test_honest_record_has_every_field():
     assert estimators["batch_means"] == rec.speedup and estimators["per_call"] > 0 and estimators["per_call_medians"] > 0
     first = estimators["first_call_over_median"]  # evidence for the noise benchmark: a batch's first call against the rest
     assert set(first) == {"candidate", "reference"} and all(v > 0 for v in first.values()), estimators
+    # the sandbox's own CPU account kept beside the round trip, wherever it has a cgroup of its own
+    bound = json.loads(rec.flag_details)["timing_bound"]
+    assert (bound["trusted_cpu_ms"] is not None) == _sandbox_gets_a_cgroup(), bound
     assert rec.seeds[:5] == [42, 123, 456, 789, 1337] and len(rec.seeds) == 6  # plus a secret seed
     assert (rec.atol, rec.rtol, rec.precision_used) == (1e-3, 1e-3, "fp32")
     assert rec.max_abs_err is not None and rec.max_abs_err < 1e-3
