@@ -56,6 +56,7 @@ class Server:
         self.model = None
         self.device = None
         self.timer = None
+        self.gate = None
 
     def serve(self) -> None:
         while True:
@@ -69,6 +70,8 @@ class Server:
             for fd in fds[len(ids):]:
                 os.close(fd)
             cmd = msg.get("cmd")
+            if cmd == "go":  # a gate the judge opened on its own, after a batch that did not wait for it
+                continue
             try:
                 reply = getattr(self, f"cmd_{cmd}")(msg) if cmd in COMMANDS else {"ok": False, "error": f"unknown command {cmd!r}"}
             except BaseException as e:  # the submission's exceptions (SystemExit included) become replies
@@ -112,7 +115,15 @@ class Server:
         self._use_device(msg)
         outs = [channel.open_slot(channel.SlotDesc.from_msg(d), self.slots, self.received).clone() for d in msg["outputs"]]
         self.model = lambda *inputs: outs[0] if len(outs) == 1 else tuple(outs)
-        return {}
+        if msg.get("gate") is None or self.device.type != "cuda" or self.gate is not None:
+            return {}
+        try:
+            gate = channel.Gate(channel.open_slot(channel.SlotDesc.from_msg(msg["gate"]), self.slots, self.received))
+            gate.try_once(self.torch, self.device)
+        except (channel.ChannelError, OSError, AttributeError) as e:  # a driver without stream memory operations
+            return {"gate": f"unavailable: {e}"}
+        self.gate = gate
+        return {"gate": "ok"}
 
     def cmd_load(self, msg: dict) -> dict:
         torch = self.torch
@@ -229,7 +240,9 @@ class Server:
 
     def cmd_timed(self, msg: dict) -> dict:
         """A batch of timed calls queued back to back, as the judge times its reference (Timer.timed_batch), each on
-        its own inputs, its outputs delivered after it; one reply for the batch."""
+        its own inputs, its outputs delivered after it; one reply for the batch. With a `gate` (the judge's number
+        for it), the batch says when it is queued and its inputs are read only after the judge's go: on a GPU its
+        stream waits on the gate's page, which the judge writes just before the go."""
         replies, inputs = [], {}
 
         def timed_call(c: int, call: dict):
@@ -240,7 +253,16 @@ class Server:
             return (prepare, lambda: self._no_grad_call(inputs[c]),
                     lambda out: replies.append(self._deliver(out, call, inputs[c], sync=False)))
 
-        timed = self.timer.timed_batch([timed_call(c, call) for c, call in enumerate(msg["calls"])])
+        def queued():  # the batch waits for its inputs: the judge writes them now, then opens the gate
+            channel.send(self.sock, {"queued": True})
+            channel.recv(self.sock)
+
+        gate = msg.get("gate")
+        hold = None
+        if self.gate is not None and isinstance(gate, int):
+            hold = lambda: self.gate.hold(gate, self.torch.cuda.current_stream(self.device))  # noqa: E731
+        timed = self.timer.timed_batch([timed_call(c, call) for c, call in enumerate(msg["calls"])], hold=hold,
+                                       queued=queued if gate is not None else None, open_first=msg.get("open_first") is True)
         for reply, (ms, flush_ms) in zip(replies, timed):
             reply.update(ms=ms, flush_ms=flush_ms)
         return {"calls": replies}

@@ -17,6 +17,7 @@ import mmap
 import os
 import socket
 import struct
+import time
 from dataclasses import dataclass
 
 MAX_FRAME_BYTES = 4 << 20
@@ -185,6 +186,9 @@ class _Cuda:
             lib.cuIpcGetMemHandle.argtypes = [ctypes.POINTER(cls.Handle), ctypes.c_uint64]
             lib.cuIpcOpenMemHandle_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), cls.Handle, ctypes.c_uint]
             lib.cuIpcCloseMemHandle.argtypes = [ctypes.c_uint64]
+            lib.cuMemHostRegister_v2.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+            lib.cuMemHostGetDevicePointer_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_void_p, ctypes.c_uint]
+            lib.cuStreamWaitValue32_v2.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
             cls._lib = lib
         return cls._lib
 
@@ -243,18 +247,30 @@ class SlotArena:
             desc = SlotDesc(name, dt, shape, nbytes, "cuda", handle=base64.b64encode(bytes(h)).decode(),
                             device=self.device.index or 0)
         else:
-            self._count += 1
-            slot_id = f"{name}.{self._count}"
-            fd = os.memfd_create(f"kb-slot-{slot_id}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-            os.ftruncate(fd, max(nbytes, 1))
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
-            mm = mmap.mmap(fd, max(nbytes, 1))
-            raw = torch.frombuffer(mm, dtype=torch.uint8)[:nbytes]
-            self._keep += [("cpu", mm), ("fd", fd)]
-            self._unsent[slot_id] = fd
-            desc = SlotDesc(name, dt, shape, nbytes, "cpu", id=slot_id)
+            desc, raw = self._host(name, dt, shape, nbytes)
         t = _view(raw, dt, shape)
         self.slots[name] = (desc, t)
+        return desc, t
+
+    def _host(self, name: str, dt: str, shape: list, nbytes: int) -> tuple[SlotDesc, "object"]:
+        import torch
+
+        self._count += 1
+        slot_id = f"{name}.{self._count}"
+        fd = os.memfd_create(f"kb-slot-{slot_id}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(fd, max(nbytes, 1))
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        mm = mmap.mmap(fd, max(nbytes, 1))
+        self._keep += [("cpu", mm), ("fd", fd)]
+        self._unsent[slot_id] = fd
+        return SlotDesc(name, dt, shape, nbytes, "cpu", id=slot_id), torch.frombuffer(mm, dtype=torch.uint8)[:nbytes]
+
+    def gate_page(self) -> tuple[SlotDesc, "object"]:
+        """A page of host memory shared with the candidate, whatever the device: a GPU candidate's timed batch
+        waits on its first word (`Gate`), which only the judge moves on, once it has written the batch's inputs."""
+        desc, raw = self._host("gate", "int32", [GATE_WORDS], GATE_WORDS * 4)
+        t = _view(raw, "int32", [GATE_WORDS])
+        self.slots["gate"] = (desc, t)
         return desc, t
 
     def take_unsent(self) -> tuple[list[str], list[int]]:
@@ -304,3 +320,52 @@ def open_slot(desc: SlotDesc, cache: dict, received: dict | None = None):
     t = _view(raw, desc.dtype, desc.shape)
     cache[key] = t
     return t
+
+
+GATE_WORDS = 1024  # a whole page, as the driver registers host memory
+
+
+class Gate:
+    """Candidate side: its GPU stream held until the judge writes a batch's number into the shared page
+    (`SlotArena.gate_page`), mapped for the device; the judge's clock then runs from that write. The stream waits in
+    the GPU's front end (cuStreamWaitValue32 on host memory): no kernel spins, and the host queues the whole batch
+    meanwhile. Set up, and tried once, before any submission is loaded."""
+
+    GEQ = 0  # CU_STREAM_WAIT_VALUE_GEQ
+    DEVICEMAP = 2  # CU_MEMHOSTREGISTER_DEVICEMAP
+
+    def __init__(self, page):
+        lib = _Cuda.lib()
+        self.page = page
+        _Cuda.check(lib.cuMemHostRegister_v2(page.data_ptr(), GATE_WORDS * 4, self.DEVICEMAP), "cuMemHostRegister")
+        ptr = ctypes.c_uint64()
+        _Cuda.check(lib.cuMemHostGetDevicePointer_v2(ctypes.byref(ptr), page.data_ptr(), 0), "cuMemHostGetDevicePointer")
+        self.device_ptr = ptr.value
+
+    def hold(self, n: int, stream) -> None:
+        """Work queued on `stream` from here waits until the page's first word is at least `n`."""
+        _Cuda.check(_Cuda.lib().cuStreamWaitValue32_v2(stream.cuda_stream, self.device_ptr, n, self.GEQ),
+                    "cuStreamWaitValue32")
+
+    def try_once(self, torch, device) -> None:
+        """A held stream must not run before the word moves, and must once it has; ChannelError otherwise."""
+        stream = torch.cuda.current_stream(device)
+        n = int(self.page[0]) + 1
+        self.hold(n, stream)
+        done = torch.cuda.Event()
+        done.record(stream)
+        time.sleep(0.01)
+        if done.query():
+            raise ChannelError("the GPU stream ran past the gate before it opened")
+        self.page[0] = n
+        if not _wait_event(done, 5.0):
+            raise ChannelError("the GPU stream did not run within 5 s of the gate opening")
+
+
+def _wait_event(event, timeout_s: float) -> bool:
+    end = time.monotonic() + timeout_s
+    while not event.query():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.0005)
+    return True

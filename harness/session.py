@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import select
 import signal
 from contextlib import contextmanager
 
@@ -23,6 +24,8 @@ from kb_data.io import lock_dir
 
 EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
+QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
+QUEUED = {"queued": True}
 
 
 def flag(res: dict, name: str, detail) -> None:
@@ -50,13 +53,18 @@ class Candidate:
         self.tampered: list[str] = []
         self._pids = None
         self._pauses = 0
+        self.gate_page = None  # a GPU candidate's gate (SlotArena.gate_page), once it has tried it
+        self.gates = 1  # the last gate's number: each timed batch gets the next
+        self.held = False  # the last timed batch said it was queued before its gate opened
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
         self.res = res
         res["sandbox"] = level
 
-    def request(self, msg: dict, stage: str) -> dict:
+    def request(self, msg: dict, stage: str, ready=None) -> dict:
         """Send a command and wait for its reply (within the job's time); a dead, silent or malformed
-        candidate ends the grading with a status naming the stage."""
+        candidate ends the grading with a status naming the stage. With `ready` (a timed batch behind the gate):
+        once the candidate says the batch is queued, or after QUEUE_WAIT_S (a forward that waits for the GPU cannot
+        queue it all), ready() writes the batch's inputs and the gate opens."""
         self.stage = stage
         left = self.deadline - timing._perf_counter()
         if left <= 0:
@@ -66,7 +74,16 @@ class Candidate:
             if ids:
                 msg["_fds"] = ids
             channel.send(self.sb.sock, msg, fds)
-            reply = channel.recv(self.sb.sock, timeout_s=left)
+            reply = None
+            if ready is not None:
+                reply = self._queued(min(QUEUE_WAIT_S, left))
+                self.held = reply == QUEUED
+                if reply in (QUEUED, None):
+                    reply = None
+                    ready()
+                    self.open_gate(msg["gate"])
+            while reply is None or reply.get("queued") is True:  # a batch that said so after the gate opened
+                reply = channel.recv(self.sb.sock, timeout_s=max(self.deadline - timing._perf_counter(), 1e-3))
         except ChannelError as e:
             self._ended(stage, str(e))
         self.tampered += [t for t in channel.string_list(reply, "tampered", 64, 200) if t not in self.tampered] \
@@ -75,6 +92,25 @@ class Candidate:
             status = reply.get("status") if reply.get("status") in ("compile_error", "runtime_error") else "runtime_error"
             raise Stage(status, f"{stage}: " + str(reply.get("error") or "the candidate failed")[:4000])
         return reply
+
+    def _queued(self, wait_s: float) -> dict | None:
+        """QUEUED when the candidate said its batch is queued; None when it said nothing within `wait_s`; else its
+        reply (the batch failed before it was queued)."""
+        if not select.select([self.sb.sock], [], [], wait_s)[0]:
+            return None
+        first = channel.recv(self.sb.sock, timeout_s=1.0)
+        return QUEUED if first.get("queued") is True else first
+
+    def next_gate(self) -> int:
+        """The number of the next timed batch's gate (the candidate's own try of it moved the page to 1)."""
+        self.gates += 1
+        return self.gates
+
+    def open_gate(self, n: int) -> None:
+        """The batch numbered `n` may read its inputs: on a GPU its stream runs on from the page's write."""
+        if self.gate_page is not None:
+            self.gate_page[0] = n
+        channel.send(self.sb.sock, {"cmd": "go"})
 
     def _ended(self, stage: str, why: str):
         if self.sb.memory_exceeded:
@@ -90,14 +126,15 @@ class Candidate:
         raise Stage("crashed", f"the candidate's process {how} in stage '{stage}' ({why})"
                     + (f"\n--- candidate output (tail) ---\n{tail}" if tail else ""))
 
-    def slot_inputs(self, inputs: list, prefix: str = "", sync: bool = True) -> list:
-        """Write inputs into the candidate's input slots (`prefix`: one set per call of a batch); the message part
-        that names them."""
+    def slot_inputs(self, inputs: list, prefix: str = "", sync: bool = True, write: bool = True) -> list:
+        """Write inputs into the candidate's input slots (`prefix`: one set per call of a batch; `write=False`: only
+        make the slots); the message part that names them."""
         out = []
         for j, x in enumerate(inputs):
             if isinstance(x, torch.Tensor):
                 desc, t = self.arena.tensor(f"{prefix}in{j}", x.dtype, x.shape)
-                t.copy_(x)
+                if write:
+                    t.copy_(x)
                 out.append({"slot": desc.to_msg()})
             else:
                 if not isinstance(x, (int, float, bool, str, type(None))):

@@ -15,8 +15,8 @@ import torch
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
-from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, batch_rows, clone_inputs,
-                                       rows_apart)
+from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, batch_rows,
+                                       clone_inputs, rows_apart)
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -28,6 +28,7 @@ EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check
 MAX_BATCH = 16  # timed calls per round trip to the candidate
 BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
 CALIBRATION_CALLS, CALIBRATION_CALLS_CPU = 48, 16  # no-work calls timed before the submission loads
+CALIBRATION_CALLS_HOST = 32  # ... and on a GPU, with the gate opened before they are queued
 
 
 def batch_size(inputs: list, out_meta: list, device, max_batch: int = MAX_BATCH) -> int:
@@ -85,10 +86,15 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "repeat_twin" and "original" in repeat:  # its own rng: a shared one would name the pair
                 inputs, repeat["where"] = twin_inputs(repeat["original"], inputs)
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
-        msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), sync=False), "rng": t["rng"],
+        msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), write=False), "rng": t["rng"],
                                           "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
                                          for c, t in enumerate(calls)]}
-        timing.synchronize(device)  # the slots are written before the candidate reads them
+
+        def fill(calls=calls):  # the slots are written before the gate opens
+            for c, t in enumerate(calls):
+                cand.slot_inputs(t["inputs"], _prefix(c), sync=False)
+            timing.synchronize(device)
+
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
@@ -97,15 +103,14 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
-                reply, wall, cpu_ms = _round_trip(cand, msg, "timing")
+                reply, wall, cpu_ms = _round_trip(cand, msg, "timing", fill)
                 for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
                     t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
                     cand.check_input_slots(t["inputs"], _prefix(c))
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
-                                     any(t["i"] >= warmup for t in calls), ctx["overhead_ms"], rules, device,
-                                     cpu_ms, ctx.get("overhead_cpu_ms"))
+                                     any(t["i"] >= warmup for t in calls), ctx, rules, device, cand, cpu_ms)
                 bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
@@ -168,9 +173,11 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     cand_t = timing.Timing(cand_batches, device.type, cand_flush)
     ref_t = timing.Timing(ref_batches, device.type, ref_flush)
     res.update(sol_ms=cand_t.median_ms, sol_p10_ms=cand_t.p10_ms, sol_p90_ms=cand_t.p90_ms, n_trials=len(claims))
-    _bound_claims(res, bounds, ctx["overhead_ms"], rules, device)
+    _bound_claims(res, bounds, ctx, rules)
     if "timing_bound" in res["flag_details"]:
-        res["flag_details"]["timing_bound"]["calls_per_round_trip"] = ctx["batch"]
+        res["flag_details"]["timing_bound"].update(
+            calls_per_round_trip=ctx["batch"],
+            gate=ctx.get("gate") or ("the GPU stream's" if device.type == "cuda" else "the candidate's go"))
     _flush_check(cand_t, ctx.get("calibration_flush_ms"), ref_t if paired_ref is not None else None, res, rules)
     if paired_ref is not None:
         res["ref_paired_ms"] = ref_t.median_ms
@@ -215,6 +222,14 @@ def _nbytes(kept: list) -> int:
     if isinstance(kept, torch.Tensor):
         return kept.numel() * kept.element_size()
     return sum(_nbytes(x) for x in kept) if isinstance(kept, (list, tuple)) else 0
+
+
+def _quantiles(xs: list) -> list | None:
+    """The 10th, 50th and 90th percentiles of `xs` (None for none)."""
+    if not xs:
+        return None
+    t = timing.Timing(xs, "")
+    return [t.p10_ms, t.median_ms, t.p90_ms]
 
 
 def _spread(xs: list) -> list | None:
@@ -271,17 +286,30 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     """What a timed call's round trip costs beyond its own time, measured in the candidate's process before the
     submission is loaded there (so it cannot inflate it): a model that does no work, timed as every call is, in
     batches of the timing loop's size. On a GPU its flush median is also the side-stream check's yardstick."""
-    cand.request({"cmd": "calibrate", "device": str(device), "l2_flush": rules["l2_flush"], "threads": cpu_threads(),
-                  "l2_flush_bytes": job.get("l2_flush_bytes"),
-                  "outputs": cand.out_slots(ctx["out_meta"])}, "calibration")
+    page = cand.arena.gate_page() if device.type == "cuda" else None
+    reply = cand.request({"cmd": "calibrate", "device": str(device), "l2_flush": rules["l2_flush"],
+                          "threads": cpu_threads(), "l2_flush_bytes": job.get("l2_flush_bytes"),
+                          "outputs": cand.out_slots(ctx["out_meta"]),
+                          **({"gate": page[0].to_msg()} if page else {})}, "calibration")
+    if page is not None:
+        gate = channel.field(reply, "gate", str, optional=True, max_len=500) or "unavailable: no answer"
+        if gate == "ok":
+            cand.gate_page = page[1]
+        else:  # the host's driver, found before the submission loaded: the wall clock then includes the host's pace
+            ctx["gate"] = gate
     k = ctx["batch"]
-    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c), sync=False), "rng": 0,
+    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c), write=False), "rng": 0,
                                       "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))} for c in range(k)]}
-    timing.synchronize(device)  # the slots are written before the candidate reads them
+
+    def fill():
+        for c in range(k):
+            cand.slot_inputs(inputs, _prefix(c), sync=False)
+        timing.synchronize(device)
+
     extra, flushes, cpu = [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
     for b in range(1 + -(-calls // k)):  # the first batch warms up
-        reply, wall, cpu_ms = _round_trip(cand, msg, "calibration")
+        reply, wall, cpu_ms = _round_trip(cand, msg, "calibration", fill)
         replies = _batch_replies(reply, k)
         if b:
             extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
@@ -290,35 +318,66 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
                 cpu.append(cpu_ms / k)
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
+    if cand.gate_page is not None:
+        # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
+        # two calls is then on the clock too; measured with the gate opened before the batch is queued
+        host = []
+        for b in range(1 + -(-CALIBRATION_CALLS_HOST // k)):
+            reply, wall, _ = _round_trip(cand, {**msg, "open_first": True}, "calibration", fill)
+            if b:
+                host.append((wall - sum(channel.field(r, "ms", float) for r in _batch_replies(reply, k))) / k)
+        ctx["overhead_host_ms"] = statistics.median(host)
     return statistics.median(extra)
 
 
-def _round_trip(cand, msg: dict, stage: str) -> tuple[dict, float, float | None]:
-    """A batch of timed calls sent and answered: (reply, the judge's wall ms, the sandbox's CPU ms or None)."""
-    c0, h0 = cand.cpu_ms(), timing._perf_counter()
-    reply = cand.request(msg, stage)
-    wall, c1 = (timing._perf_counter() - h0) * 1e3, cand.cpu_ms()
-    return reply, wall, None if c0 is None or c1 is None else c1 - c0
+def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None]:
+    """A batch of timed calls behind the gate: sent, queued by the candidate, its inputs written (`fill`), the gate
+    opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None).
+    Nothing of the batch can start on its inputs before the gate opens: they are not there yet."""
+    mark = {}
+
+    def ready():
+        fill()
+        mark["cpu"], mark["t"] = cand.cpu_ms(), timing._perf_counter()
+
+    msg["gate"] = cand.next_gate()
+    reply = cand.request(msg, stage, ready=ready)
+    if "t" not in mark:
+        flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
+             "were written")
+        raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
+    wall, c1 = (timing._perf_counter() - mark["t"]) * 1e3, cand.cpu_ms()
+    return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"]
 
 
-def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, overhead_ms: float, rules,
-                 device, cpu_ms: float | None = None, overhead_cpu_ms: float | None = None) -> dict:
+def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device, cand,
+                 cpu_ms: float | None = None) -> dict:
     """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
     work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
-    than timing_bound_slack x and timing_bound_margin_ms under it. On a CPU with the sandbox's own CPU account
-    (`cpu_ms` over the batch, which a loaded host does not stretch as it does the round trip), that account less a
-    no-work call's is kept beside it as evidence; not yet a floor: its noise is as large as a short call
-    (BENCHMARKS.md)."""
-    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
-    trusted = wall_ms / calls - overhead_ms
+    than the slack x and the margin under it. On a GPU with the gate, the clock ran from the gate's opening: a batch
+    held there until the host had queued it all took the GPU's time and nothing of the host's, and is held to the
+    gated slack and margins (a batch that was not: the host's per-call cost, `overhead_host_ms`, comes
+    off too). Without the gate (a CPU, whose timed calls pay a cache flush of milliseconds; a driver without stream
+    memory operations) the slack and the margin per call are wide. On a CPU with the sandbox's own CPU account
+    (`cpu_ms` over the batch), that account less a no-work call's is kept beside it as evidence (BENCHMARKS.md)."""
+    gated = device.type == "cuda" and cand.gate_page is not None
+    if gated:
+        overhead = ctx["overhead_ms"] if cand.held else ctx.get("overhead_host_ms", ctx["overhead_ms"])
+        slack = rules["timing_bound_slack_gated"]
+        margin = rules["timing_bound_margin_ms_gated"] + rules["timing_bound_margin_ms_gated_batch"] / calls
+    else:
+        overhead, slack = ctx["overhead_ms"], rules["timing_bound_slack"]
+        margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
+    trusted = wall_ms / calls - overhead
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
-             "floor_ms": (trusted - margin) / rules["timing_bound_slack"]}
-    if cpu_ms is not None and overhead_cpu_ms is not None:
-        bound["trusted_cpu_ms"] = cpu_ms / calls - overhead_cpu_ms
+             "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
+             "held": cand.held if gated else None}
+    if cpu_ms is not None and ctx.get("overhead_cpu_ms") is not None:
+        bound["trusted_cpu_ms"] = cpu_ms / calls - ctx["overhead_cpu_ms"]
     return bound
 
 
-def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
+def _bound_claims(res, bounds, ctx, rules) -> None:
     """The candidate's reported times against the judge's clock (_batch_bound). Every batch is held to it:
     a claim far under it was made up, or the work ran outside the timed interval, and the batch was timed at the
     bound's floor (time_paired); a claim over the round trip itself is impossible. A host that stalls the judge (a
@@ -330,25 +389,30 @@ def _bound_claims(res, bounds, overhead_ms, rules, device) -> None:
     if not counted:
         flag(res, "check_failed", "timing: no timed call came back to bound")
         return
-    slack, share = rules["timing_bound_slack"], rules["timing_bound_batch_share"]
-    margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
+    share = rules["timing_bound_batch_share"]
     over = [b for b in counted if b["claimed_ms"] < b["floor_ms"]]
     impossible = [b for b in bounds
                   if b["claimed_ms"] * b["calls"] > b["wall_ms"] * rules["overclaim_factor"] + rules["overclaim_ms"]]
     worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
     res["flag_details"]["timing_bound"] = {
         "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "trusted_cpu_ms": worst.get("trusted_cpu_ms"),
-        "overhead_ms": overhead_ms, "margin_ms": margin,
-        "batches": len(counted), "over_bound": len(over), "floored": sum(bool(b.get("floored")) for b in counted),
-        "over_round_trip": len(impossible)}
+        "overhead_ms": ctx["overhead_ms"], "overhead_host_ms": ctx.get("overhead_host_ms"), "slack": worst["slack"],
+        "margin_ms": worst["margin_ms"], "batches": len(counted), "over_bound": len(over),
+        "floored": sum(bool(b.get("floored")) for b in counted), "over_round_trip": len(impossible),
+        "held": sum(b["held"] is True for b in counted),
+        # how far the judge's clock stands from the claims over all batches, not only the worst (per call)
+        "trusted_less_claimed_ms_p10_p50_p90": _quantiles([b["trusted_ms"] - b["claimed_ms"] for b in counted]),
+        "trusted_over_claimed_p10_p50_p90": _quantiles([b["trusted_ms"] / b["claimed_ms"] for b in counted
+                                                         if b["claimed_ms"] > 0])}
     if impossible:
         b = impossible[0]
         flag(res, "timer_tampered", f"the candidate claimed {b['claimed_ms'] * b['calls']:.4g} ms for a batch of "
               f"{b['calls']} timed calls whose whole round trip took {b['wall_ms']:.4g} ms")
     elif len(over) > max(1, share * len(counted)):  # one stall alone is forgiven (its batch is timed at the floor)
-        flag(res, "timer_tampered", f"the judge's clock gives more than x{slack} + {margin:g} ms of the candidate's "
-              f"claims in {len(over)} of {len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: "
-              f"{worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms claimed")
+        flag(res, "timer_tampered", f"the judge's clock gives more than x{worst['slack']:g} + {worst['margin_ms']:.3g} "
+              f"ms a call of the candidate's claims in {len(over)} of {len(counted)} batches of timed calls (allowed: "
+              f"{share:.0%}); the worst: {worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms "
+              "claimed")
 
 
 def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:

@@ -216,17 +216,21 @@ class Timer:
         ((ms, flush_ms),) = self.timed_batch([(_nothing, lambda: call(i), keep)])  # a batch of one: synchronised
         return ms, kept["out"], kept["snap"], flush_ms
 
-    def timed_batch(self, calls: list) -> list[tuple]:
+    def timed_batch(self, calls: list, hold=None, queued=None, open_first: bool = False) -> list[tuple]:
         """A batch of timed calls queued back to back and synchronised once, at the end: for each `(prepare, call,
         after)`, prepare() queues the call's input copies, then `flush -> start -> call() -> end`, then after(out)
         (the outputs' delivery, which copies them right after the end event: a write that lands later, from work
         left on another stream, makes the delivered outputs wrong), all on the caller's stream. The host runs ahead
         of the GPU, which the flushes and the earlier calls keep busy, so a call's interval holds its GPU work and
         not the pace of the process that launched it (the judge's and the candidate's differ). A call's outputs are
-        not read after the next call is queued (a CUDA graph's replay rewrites them). Returns (ms, flush ms or None)
-        per call."""
+        not read after the next call is queued (a CUDA graph's replay rewrites them). `hold()`, on a GPU, queues a
+        wait ahead of the batch; `queued()` returns when the batch may read its inputs: on a GPU after the whole
+        batch is queued (`open_first`: before, so that the GPU runs at the host's pace), on a CPU before its first
+        call. Returns (ms, flush ms or None) per call."""
         got = []
         if not self.cuda:
+            if queued is not None:
+                queued()
             for prepare, call, after in calls:
                 prepare()
                 self.flush()
@@ -237,6 +241,11 @@ class Timer:
                 after(out)
                 got.append((ms, None))
             return got
+        if hold is not None:
+            hold()
+        if queued is not None and open_first:
+            queued()
+            queued = None
         for prepare, call, after in calls:
             prepare()
             flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
@@ -248,6 +257,8 @@ class Timer:
             after(out)
             del out
             got.append((flushed, start, end))
+        if queued is not None:
+            queued()
         _cuda_sync(self.device)  # all streams: nothing of the batch runs on once its times are read
         return [(_event_elapsed(start, end), _event_elapsed(flushed, start)) for flushed, start, end in got]
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.9"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.10"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -32,7 +32,9 @@ SCHEMA_VERSION = "1.9"  # 1.1: timing_method on baselines and run records; 1.2: 
 # (weights_perturbation) and which buffers are the problem's constants (constant_buffer_numel); 1.8: the share of
 # timed batches that may exceed the timing bound (timing_bound_batch_share) and the shortest flush believed
 # (flush_floor_share); 1.9: the precision floor's scale for fp16 and bf16 (precision_floor_scale_fp16,
-# precision_floor_scale_bf16) and how far a claim may exceed its round trip (overclaim_factor, overclaim_ms)
+# precision_floor_scale_bf16) and how far a claim may exceed its round trip (overclaim_factor, overclaim_ms); 1.10: the
+# timing bound of a GPU batch held behind the judge's gate (timing_bound_slack_gated,
+# timing_bound_margin_ms_gated, timing_bound_margin_ms_gated_batch)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -149,6 +151,9 @@ RULES = pa.struct([
     ("precision_floor_scale_bf16", F64),  # ... and the bf16 class's this many
     ("overclaim_factor", F64),       # a batch's claimed time over this many times its round trip as the judge saw it
     ("overclaim_ms", F64),           # ... plus this is impossible: timer_tampered
+    ("timing_bound_slack_gated", F64),  # a GPU batch held behind the judge's gate: its clock may show this many times
+    ("timing_bound_margin_ms_gated", F64),  # ... the claimed time, plus this many ms a call
+    ("timing_bound_margin_ms_gated_batch", F64),  # ... and this many a batch
 ])
 
 

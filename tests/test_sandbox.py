@@ -182,7 +182,8 @@ def test_the_timed_float64_check_runs_after_the_last_timed_batch(monkeypatch):
     real_send, real_fp64 = channel.send, checks._fp64_errors
 
     def send(sock, msg, fds=()):
-        if not (isinstance(msg, dict) and msg.get("cmd") in ("spawn", "status")):  # the judge's talk with its spawner
+        # not the judge's talk with its spawner, nor the go that opens each timed batch's gate
+        if not (isinstance(msg, dict) and msg.get("cmd") in ("spawn", "status", "go")):
             events.append(msg.get("cmd") if isinstance(msg, dict) else None)
         return real_send(sock, msg, fds)
 
@@ -427,3 +428,26 @@ def test_the_kernel_names_of_a_cached_build_come_from_its_plain_files_only(tmp_p
     (ext / "other.so").symlink_to(tmp_path / "elsewhere.so")
     job = {"build_key": "k" * 32, "build_cache_root": str(tmp_path / "cache"), "submission_code": code}
     assert own_kernels(job) == frozenset({"mine"})
+
+
+def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(monkeypatch):
+    """A forward that waits for the GPU cannot queue its whole batch behind the gate, and the judge opens it after
+    QUEUE_WAIT_S anyway: the inputs are written, the go is sent, and the batch's late word that it is queued is
+    passed over. With no wait at all every batch takes that path, and the grading comes out as usual."""
+    from kb_data.harness import channel
+
+    sent = []
+    real_send = channel.send
+
+    def send(sock, msg, fds=()):
+        if isinstance(msg, dict) and msg.get("cmd") in ("timed", "go"):
+            sent.append(msg["cmd"])
+        return real_send(sock, msg, fds)
+
+    monkeypatch.setattr(session, "QUEUE_WAIT_S", 0.0)
+    monkeypatch.setattr(channel, "send", send)
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=12, max_batch=4)
+    assert res["status"] == "ok" and not res["flags"], (res["error"], res["flags"])
+    assert sent.count("timed") >= 4 and sent.count("go") == sent.count("timed"), sent
+    assert res["flag_details"]["timing_bound"]["gate"] == "the candidate's go"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -288,12 +289,14 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
-    cpu = torch.device("cpu")
-    batch = lambda wall, claim, k=4, counted=True: timed_loop._batch_bound(wall * k, k, claim, counted, 0.2, CHECKS, cpu)
+    cpu, ctx = torch.device("cpu"), {"overhead_ms": 0.2}
+    ungated = SimpleNamespace(gate_page=None, held=False)
+    batch = lambda wall, claim, k=4, counted=True: timed_loop._batch_bound(wall * k, k, claim, counted, ctx, CHECKS,
+                                                                          cpu, ungated)
 
     def bound(*batches):
         res = {"flags": [], "flag_details": {}}
-        timed_loop._bound_claims(res, list(batches), 0.2, CHECKS, cpu)  # ms per call: round trip, claim
+        timed_loop._bound_claims(res, list(batches), ctx, CHECKS)  # ms per call: round trip, claim
         return res
 
     res = bound(batch(2.1, 1.0), batch(250.0, 1.1), batch(2.3, 1.0))
@@ -309,6 +312,41 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     assert bound(batch(40.0, 1.0), batch(41.0, 1.0))["flags"] == ["timer_tampered"]
     assert bound(batch(2.0, 1.0, counted=False))["flags"] == ["check_failed"]
     assert bound()["flags"] == ["check_failed"]
+
+
+def test_a_gpu_batch_held_behind_the_gate_is_held_to_a_tight_bound():
+    """A GPU batch that was all queued when the judge opened its gate took the GPU's time alone on the judge's clock:
+    honest claims stood within 1.17x of it on the H200 (BENCHMARKS.md), so it is held to x1.1 plus 0.02 ms a call
+    and 0.1 ms a batch.
+    A claim of 0.75 of the truth on a 0.34 ms GEMM (adversarial/forged_claims_modest_matmul) is then caught, which
+    the ungated bound (x1.5 plus 1 ms a call) let through; a batch that was not all queued (a forward that waits for
+    the GPU) also has the harness's per-call host time taken off, and an honest one passes."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    gpu, ctx = torch.device("cuda"), {"overhead_ms": 0.15, "overhead_host_ms": 0.5}
+    held = SimpleNamespace(gate_page=object(), held=True)
+    late = SimpleNamespace(gate_page=object(), held=False)
+    ungated = SimpleNamespace(gate_page=None, held=False)
+
+    def verdict(cand, wall_per_call, claim, k=16, n=16):
+        res = {"flags": [], "flag_details": {}}
+        bounds = [timed_loop._batch_bound((wall_per_call + ctx["overhead_ms"]) * k, k, claim, True, ctx, CHECKS, gpu,
+                                          cand) for _ in range(n)]
+        timed_loop._bound_claims(res, bounds, ctx, CHECKS)
+        return res["flags"], res["flag_details"]["timing_bound"]
+
+    assert verdict(held, 0.36, 0.36 * 1.05) == ([], verdict(held, 0.36, 0.36 * 1.05)[1])
+    flags, detail = verdict(held, 0.36, 0.36 * 0.75)
+    assert flags == ["timer_tampered"] and detail["held"] == 16 and detail["slack"] == CHECKS["timing_bound_slack_gated"]
+    assert verdict(ungated, 0.36, 0.36 * 0.75)[0] == []  # the old bound's slack
+    assert verdict(held, 0.5, 0.5 / 1.2, k=1)[0] == []  # one call a batch: the batch's margin is the call's
+    assert verdict(held, 0.5, 0.5 / 1.5, k=1)[0] == ["timer_tampered"]
+    # not held: the harness's host work between calls is on the clock, beside a 0.39 ms call (graphics/particles,
+    # whose forward waits for the GPU), as much as the calibration opened first measured; held, it would be forged
+    host_paced = 0.39 + ctx["overhead_host_ms"] - ctx["overhead_ms"]
+    assert verdict(late, host_paced, 0.39)[0] == [] and verdict(held, host_paced, 0.39)[0] == ["timer_tampered"]
+    assert verdict(late, host_paced, 0.39 * 0.6)[0] == ["timer_tampered"]
 
 
 def test_a_job_may_cap_the_timed_calls_per_round_trip():
