@@ -234,10 +234,8 @@ def _quantiles(xs: list) -> list | None:
 
 def _spread(xs: list) -> list | None:
     """The 10th and 90th percentiles of `xs` (None for fewer than two)."""
-    if len(xs) < 2:
-        return None
-    t = timing.Timing(xs, "")
-    return [t.p10_ms, t.p90_ms]
+    q = _quantiles(xs) if len(xs) >= 2 else None
+    return [q[0], q[2]] if q else None
 
 
 def _reference_call(t: dict, model, work: dict, k: int) -> tuple:
