@@ -55,7 +55,6 @@ class Candidate:
         self._pauses = 0
         self.gate_page = None  # a GPU candidate's gate (SlotArena.gate_page), once it has tried it
         self.gates = 1  # the last gate's number: each timed batch gets the next
-        self.held = False  # the last timed batch said it was queued before its gate opened
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
         self.res = res
         res["sandbox"] = level
@@ -64,7 +63,8 @@ class Candidate:
         """Send a command and wait for its reply (within the job's time); a dead, silent or malformed
         candidate ends the grading with a status naming the stage. With `ready` (a timed batch behind the gate):
         once the candidate says the batch is queued, or after QUEUE_WAIT_S (a forward that waits for the GPU cannot
-        queue it all), ready() writes the batch's inputs and the gate opens."""
+        queue it all), ready(held) writes the batch's inputs (`held`: the batch said it was queued) and the gate
+        opens."""
         self.stage = stage
         left = self.deadline - timing._perf_counter()
         if left <= 0:
@@ -76,12 +76,12 @@ class Candidate:
             channel.send(self.sb.sock, msg, fds)
             reply = None
             if ready is not None:
-                reply = self._queued(min(QUEUE_WAIT_S, left))
-                self.held = reply == QUEUED
-                if reply in (QUEUED, None):
-                    reply = None
-                    ready()
+                first = self._queued(min(QUEUE_WAIT_S, left))
+                if first is QUEUED or first is None:
+                    ready(first is QUEUED)
                     self.open_gate(msg["gate"])
+                else:
+                    reply = first
             while reply is None or reply.get("queued") is True:  # a batch that said so after the gate opened
                 reply = channel.recv(self.sb.sock, timeout_s=max(self.deadline - timing._perf_counter(), 1e-3))
         except ChannelError as e:

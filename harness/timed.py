@@ -86,15 +86,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "repeat_twin" and "original" in repeat:  # its own rng: a shared one would name the pair
                 inputs, repeat["where"] = twin_inputs(repeat["original"], inputs)
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
-        msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(t["inputs"], _prefix(c), write=False), "rng": t["rng"],
-                                          "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
-                                         for c, t in enumerate(calls)]}
-
-        def fill(calls=calls):  # the slots are written before the gate opens
-            for c, t in enumerate(calls):
-                cand.slot_inputs(t["inputs"], _prefix(c), sync=False)
-            timing.synchronize(device)
-
+        msg, fill = _batch_msg(cand, ctx, [t["inputs"] for t in calls], [t["rng"] for t in calls], device)
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
@@ -103,14 +95,14 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
-                reply, wall, cpu_ms = _round_trip(cand, msg, "timing", fill)
+                reply, wall, cpu_ms, held = _round_trip(cand, msg, "timing", fill)
                 for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
                     t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
                     cand.check_input_slots(t["inputs"], _prefix(c))
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
-                                     any(t["i"] >= warmup for t in calls), ctx, rules, device, cand, cpu_ms)
+                                     any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms)
                 bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
@@ -296,47 +288,61 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
         else:  # the host's driver, found before the submission loaded: the wall clock then includes the host's pace
             ctx["gate"] = gate
     k = ctx["batch"]
-    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(inputs, _prefix(c), write=False), "rng": 0,
-                                      "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))} for c in range(k)]}
-
-    def fill():
-        for c in range(k):
-            cand.slot_inputs(inputs, _prefix(c), sync=False)
-        timing.synchronize(device)
-
+    msg, fill = _batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
     extra, flushes, cpu = [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
-    for b in range(1 + -(-calls // k)):  # the first batch warms up
-        reply, wall, cpu_ms = _round_trip(cand, msg, "calibration", fill)
-        replies = _batch_replies(reply, k)
-        if b:
-            extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
-            flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
-            if cpu_ms is not None:
-                cpu.append(cpu_ms / k)
+    for replies, wall, cpu_ms in _calibration_batches(cand, msg, fill, calls, k):
+        extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
+        flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
+        if cpu_ms is not None:
+            cpu.append(cpu_ms / k)
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
     if cand.gate_page is not None:
         # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
         # two calls is then on the clock too; measured with the gate opened before the batch is queued
-        host = []
-        for b in range(1 + -(-CALIBRATION_CALLS_HOST // k)):
-            reply, wall, _ = _round_trip(cand, {**msg, "open_first": True}, "calibration", fill)
-            if b:
-                host.append((wall - sum(channel.field(r, "ms", float) for r in _batch_replies(reply, k))) / k)
-        ctx["overhead_host_ms"] = statistics.median(host)
+        ctx["overhead_host_ms"] = statistics.median(
+            (wall - sum(channel.field(r, "ms", float) for r in replies)) / k
+            for replies, wall, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
+                                                         CALIBRATION_CALLS_HOST, k))
     return statistics.median(extra)
 
 
-def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None]:
+def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
+    """(replies, wall ms, the sandbox's CPU ms) of the no-work batches covering `calls` calls, after one that warms
+    up."""
+    for b in range(1 + -(-calls // k)):
+        reply, wall, cpu_ms, _ = _round_trip(cand, msg, "calibration", fill)
+        replies = _batch_replies(reply, k)
+        if b:
+            yield replies, wall, cpu_ms
+
+
+def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object]:
+    """A batch of timed calls, one per inputs of `inputs`: the message that names each call's slots, and fill(),
+    which writes the inputs there (the round trip calls it only once the batch is queued behind the gate)."""
+    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(x, _prefix(c), write=False), "rng": rng,
+                                      "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
+                                     for c, (x, rng) in enumerate(zip(inputs, rngs))]}
+
+    def fill():
+        for c, x in enumerate(inputs):
+            cand.slot_inputs(x, _prefix(c), sync=False)
+        timing.synchronize(device)
+
+    return msg, fill
+
+
+def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None, bool]:
     """A batch of timed calls behind the gate: sent, queued by the candidate, its inputs written (`fill`), the gate
-    opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None).
-    Nothing of the batch can start on its inputs before the gate opens: they are not there yet."""
+    opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None,
+    whether the batch said it was queued before the gate opened). Nothing of the batch can start on its inputs
+    before the gate opens: they are not there yet."""
     mark = {}
 
-    def ready():
+    def ready(held: bool):
         fill()
-        mark["cpu"], mark["t"] = cand.cpu_ms(), timing._perf_counter()
+        mark["held"], mark["cpu"], mark["t"] = held, cand.cpu_ms(), timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
     reply = cand.request(msg, stage, ready=ready)
@@ -345,11 +351,11 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
              "were written")
         raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
     wall, c1 = (timing._perf_counter() - mark["t"]) * 1e3, cand.cpu_ms()
-    return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"]
+    return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"]
 
 
-def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device, cand,
-                 cpu_ms: float | None = None) -> dict:
+def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,
+                 held: bool, cpu_ms: float | None = None) -> dict:
     """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
     work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
     than the slack x and the margin under it. On a GPU with the gate, the clock ran from the gate's opening: a batch
@@ -358,9 +364,9 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     off too). Without the gate (a CPU, whose timed calls pay a cache flush of milliseconds; a driver without stream
     memory operations) the slack and the margin per call are wide. On a CPU with the sandbox's own CPU account
     (`cpu_ms` over the batch), that account less a no-work call's is kept beside it as evidence (BENCHMARKS.md)."""
-    gated = device.type == "cuda" and cand.gate_page is not None
+    gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
     if gated:
-        overhead = ctx["overhead_ms"] if cand.held else ctx.get("overhead_host_ms", ctx["overhead_ms"])
+        overhead = ctx["overhead_ms"] if held else ctx["overhead_host_ms"]
         slack = rules["timing_bound_slack_gated"]
         margin = rules["timing_bound_margin_ms_gated"] + rules["timing_bound_margin_ms_gated_batch"] / calls
     else:
@@ -369,7 +375,7 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     trusted = wall_ms / calls - overhead
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
-             "held": cand.held if gated else None}
+             "held": held if gated else None}
     if cpu_ms is not None and ctx.get("overhead_cpu_ms") is not None:
         bound["trusted_cpu_ms"] = cpu_ms / calls - ctx["overhead_cpu_ms"]
     return bound

@@ -245,7 +245,6 @@ class Timer:
             hold()
         if queued is not None and open_first:
             queued()
-            queued = None
         for prepare, call, after in calls:
             prepare()
             flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
@@ -257,7 +256,7 @@ class Timer:
             after(out)
             del out
             got.append((flushed, start, end))
-        if queued is not None:
+        if queued is not None and not open_first:
             queued()
         _cuda_sync(self.device)  # all streams: nothing of the batch runs on once its times are read
         return [(_event_elapsed(start, end), _event_elapsed(flushed, start)) for flushed, start, end in got]

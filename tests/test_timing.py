@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -290,9 +289,8 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     from kb_data.rules import CHECKS
 
     cpu, ctx = torch.device("cpu"), {"overhead_ms": 0.2}
-    ungated = SimpleNamespace(gate_page=None, held=False)
     batch = lambda wall, claim, k=4, counted=True: timed_loop._batch_bound(wall * k, k, claim, counted, ctx, CHECKS,
-                                                                          cpu, ungated)
+                                                                          cpu, True)
 
     def bound(*batches):
         res = {"flags": [], "flag_details": {}}
@@ -324,16 +322,16 @@ def test_a_gpu_batch_held_behind_the_gate_is_held_to_a_tight_bound():
     from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
-    gpu, ctx = torch.device("cuda"), {"overhead_ms": 0.15, "overhead_host_ms": 0.5}
-    held = SimpleNamespace(gate_page=object(), held=True)
-    late = SimpleNamespace(gate_page=object(), held=False)
-    ungated = SimpleNamespace(gate_page=None, held=False)
+    gpu, gated = torch.device("cuda"), {"overhead_ms": 0.15, "overhead_host_ms": 0.5}
+    held, late, ungated = (gated, True), (gated, False), ({"overhead_ms": 0.15}, False)  # (calibration, held)
+    ctx = gated
 
-    def verdict(cand, wall_per_call, claim, k=16, n=16):
+    def verdict(case, wall_per_call, claim, k=16, n=16):
+        calibration, was_held = case
         res = {"flags": [], "flag_details": {}}
-        bounds = [timed_loop._batch_bound((wall_per_call + ctx["overhead_ms"]) * k, k, claim, True, ctx, CHECKS, gpu,
-                                          cand) for _ in range(n)]
-        timed_loop._bound_claims(res, bounds, ctx, CHECKS)
+        bounds = [timed_loop._batch_bound((wall_per_call + ctx["overhead_ms"]) * k, k, claim, True, calibration, CHECKS,
+                                          gpu, was_held) for _ in range(n)]
+        timed_loop._bound_claims(res, bounds, calibration, CHECKS)
         return res["flags"], res["flag_details"]["timing_bound"]
 
     assert verdict(held, 0.36, 0.36 * 1.05) == ([], verdict(held, 0.36, 0.36 * 1.05)[1])
