@@ -1,7 +1,7 @@
 """The reference's own matmul (graded with framework ops allowed, so that only the times are at stake) whose
 timed-call replies claim 0.75 of the measured time, rewritten in the candidate's channel.send after each reply was
 built. A 2048 x 2048 GEMM call is under a millisecond on an H100-class GPU: the old bound (1.5x the claim plus 1 ms
-a call) let any such claim through, and the identity scored 1.33x. The judge's clock has to hold the claims to
+a call) let any such claim through: the identity was ok at 1.36x on the H200 (2026-12-03). The judge's clock has to hold the claims to
 what ran.
 Problem: v3/level1/1_Square_matrix_multiplication_
 Verdict: rejected [timer_tampered]
