@@ -1,0 +1,8 @@
+"""Settings of the test processes themselves (not of the code under test)."""
+import os
+
+# Under xdist each worker is a process of its own, and torch gives each a pool of one thread per core: two workers on
+# two cores run four threads that spin waiting for each other's cores. A worker (and what it starts) gets its share.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
