@@ -300,6 +300,24 @@ def test_compare_a_chunk_at_a_time_gives_the_whole_comparisons_figures(monkeypat
     assert not reference.compare(ref, cases[2][1], rules_for("v3"), 1e-2, 1e-2)[0]
 
 
+def test_a_finite_chunk_compared_the_short_way_gives_the_masked_comparisons_figures():
+    """Every timed call's outputs are compared, so a chunk whose values are all finite skips the NaN and inf masks:
+    its figures are the masked comparison's, bit for bit, under both suites' checks, whether the outputs are near,
+    far, rounded to half precision or exactly equal (chunks with a NaN or an inf take the masked way itself)."""
+    from kb_data.harness import reference
+
+    g = torch.Generator().manual_seed(11)
+    for k in range(200):
+        r = torch.randn(37, 53, generator=g) * 10.0 ** (k % 7 - 3)
+        c = r + torch.randn(r.shape, generator=g) * 10.0 ** (k % 5 - 4)
+        c = c.half().float() if k % 3 == 0 else r.clone() if k % 11 == 0 else c
+        r.view(-1)[k % r.numel()] = 0.0  # the relative error's clamp
+        for suite in ("v0.1", "v3"):
+            for finite in (True, False):
+                rules = {**rules_for(suite), "require_finite": finite}
+                assert reference._figures(r, c, rules, 1e-2, 1e-2) == reference._masked_figures(r, c, rules, 1e-2, 1e-2)
+
+
 def test_compile_footprint_counts_inputs_and_weights_on_the_meta_device():
     """Phase 1 of the sweep plans GPU memory from this: 4x inputs + weights, at least 2 GiB; real problems
     with GB-sized inputs must come out large, and a broken file must not be planned as small."""
