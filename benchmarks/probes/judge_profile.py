@@ -3,6 +3,7 @@
 The judge runs as it always does (sandboxed candidate, paired loop); only the process it runs in is a spawned one
 under cProfile instead of a forkserver worker. Prints the record's stage times and the top functions.
 Usage: python benchmarks/probes/judge_profile.py [ENTRY ...]   (default: triton_gelu reference_softmax)
+An ENTRY with a slash is a problem id: its reference graded as its own submission, as `kb calibrate` does (eager).
 """
 from __future__ import annotations
 
@@ -35,12 +36,18 @@ def main() -> None:
     names = sys.argv[1:] or ["triton_gelu", "reference_softmax"]
     out = os.environ.get("OUT", ".")
     for name in names:
-        e = next(x for x in entries() if x.path.stem == name)
-        path = f"{out}/judge_{name}.prof"
+        if "/" in name:  # a problem's reference as its own submission
+            problem = ProblemSet().load(name)
+            code, source, custom = problem.code, name, False
+        else:
+            e = next(x for x in entries() if x.path.stem == name)
+            problem, code, source, custom = ProblemSet().load(e.problem), e.path.read_text(), str(e.path), \
+                "allow_framework" not in e.options
+        path = f"{out}/judge_{name.replace('/', '_')}.prof"
         grade_mod.run_isolated = lambda fn, job, timeout, _p=path: run_profiled(fn, job, timeout, _p)
-        rec, _ = grade_mod.grade(ProblemSet().load(e.problem), e.path.read_text(), name=str(e.path),
+        rec, _ = grade_mod.grade(problem, code, name=source,
                                  options=grade_mod.Options(device=os.environ.get("KB_DEVICE", "cuda:0"), measure_baseline=False,
-                                                           require_custom_kernel="allow_framework" not in e.options))
+                                                           require_custom_kernel=custom))
         print(f"== {name}: status={rec.status} flags={rec.flags} n_trials={rec.n_trials} stages={rec.harness_seconds}")
         for key in ("tottime", "cumulative"):
             s = io.StringIO()
