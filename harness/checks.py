@@ -66,7 +66,7 @@ CHECKS = {c.flag: c for c in (
           "a tensor subclass, or a tuple or list subclass around the outputs, can defer or fake the work until someone "
           "reads it"),
     Check("exceeds_roofline", "parent", "kb_data.harness.grade:_speed_checks",
-          "faster than the GPU's peak compute and bandwidth allow"),
+          "faster than the GPU's peak compute and bandwidth allow (on a CPU: its peaks as measured by the parent)"),
     Check("excessive_speedup", "parent", "kb_data.harness.grade:_speed_checks",
           "a speedup over the rules' bound is worth a look (informational)"),
     Check("check_failed", "judge", "kb_data.harness.checks:dynamic_checks",

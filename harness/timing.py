@@ -18,6 +18,8 @@ replaced afterwards. Timing always calls the captured originals.
 """
 from __future__ import annotations
 
+import functools
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -43,6 +45,7 @@ def manual_seed(seed: int) -> None:
 
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
+CPU_FLUSH_BYTES = 64 * 1024 * 1024
 WARMUP_MS = 200.0
 MAX_WARMUP_CALLS = 1000
 # The rule's trial count is a floor: short kernels get more trials, until the timed loop has run this long,
@@ -148,7 +151,7 @@ class Timer:
         self.cuda = self.device.type == "cuda"
         self.flush_buf = None
         if l2_flush:
-            nbytes = flush_bytes or (L2_FLUSH_BYTES if self.cuda else 64 * 1024 * 1024)
+            nbytes = flush_bytes or (L2_FLUSH_BYTES if self.cuda else CPU_FLUSH_BYTES)
             self.flush_buf = torch.empty(nbytes // 4, dtype=torch.int32, device=self.device)
 
     def flush(self) -> None:
@@ -424,6 +427,37 @@ def calibrate(device, warmup_ms: float = 100.0, min_timed_ms: float = 50.0) -> d
     timer = Timer(device)
     return {name: timer.run(call, warmup=3, trials=10, warmup_ms=warmup_ms, min_timed_ms=min_timed_ms).median_ms
             for name, call in calls.items()}
+
+
+CPU_PEAK_REPEATS = 5
+
+
+@functools.cache
+def cpu_peaks() -> dict:
+    """This CPU's peaks as torch reaches them with every core, the best of a few runs each: a float32 and a bfloat16
+    GEMM (GFLOP/s, the higher of the two) and a copy (GB/s, bytes read plus written). No table knows the grading
+    machine's CPU, so its roofline is measured, once per process, in the trusted parent (never in a sandbox)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)
+    try:
+        best = {"gemm_gflops": 0.0, "copy_gbs": 0.0}
+        n = 1024
+        for dtype in (torch.float32, torch.bfloat16):
+            a, b = torch.ones(n, n, dtype=dtype), torch.ones(n, n, dtype=dtype)
+            out = torch.empty(n, n, dtype=dtype)
+            for _ in range(CPU_PEAK_REPEATS):
+                t = _perf_counter()
+                torch.mm(a, b, out=out)
+                best["gemm_gflops"] = max(best["gemm_gflops"], 2 * n ** 3 / (_perf_counter() - t) / 1e9)
+        src = torch.ones(CPU_FLUSH_BYTES // 4, dtype=torch.float32)  # as large as the flush ahead of each call
+        dst = torch.empty_like(src)
+        for _ in range(CPU_PEAK_REPEATS):
+            t = _perf_counter()
+            dst.copy_(src)
+            best["copy_gbs"] = max(best["copy_gbs"], 2 * src.numel() * 4 / (_perf_counter() - t) / 1e9)
+        return best
+    finally:
+        torch.set_num_threads(threads)
 
 
 def synchronize(device: torch.device) -> None:

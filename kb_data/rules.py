@@ -61,6 +61,7 @@ CHECKS = {
     "forbidden_op_families": sorted(OP_FAMILIES),
     "excessive_speedup": 10.0,
     "roofline_slack": 0.9,
+    "roofline_slack_cpu": 0.25,
     "timing_bound_slack": 1.5,
     "timing_bound_margin_ms": 1.0,
     "timing_bound_margin_ms_cpu": 10.0,

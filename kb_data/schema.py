@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.10"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.11"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -34,7 +34,7 @@ SCHEMA_VERSION = "1.10"  # 1.1: timing_method on baselines and run records; 1.2:
 # (flush_floor_share); 1.9: the precision floor's scale for fp16 and bf16 (precision_floor_scale_fp16,
 # precision_floor_scale_bf16) and how far a claim may exceed its round trip (overclaim_factor, overclaim_ms); 1.10: the
 # timing bound of a GPU batch held behind the judge's gate (timing_bound_slack_gated,
-# timing_bound_margin_ms_gated, timing_bound_margin_ms_gated_batch)
+# timing_bound_margin_ms_gated, timing_bound_margin_ms_gated_batch); 1.11: the CPU's roofline share (roofline_slack_cpu)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -154,6 +154,7 @@ RULES = pa.struct([
     ("timing_bound_slack_gated", F64),  # a GPU batch held behind the judge's gate: its clock may show this many times
     ("timing_bound_margin_ms_gated", F64),  # ... the claimed time, plus this many ms a call
     ("timing_bound_margin_ms_gated_batch", F64),  # ... and this many a batch
+    ("roofline_slack_cpu", F64),     # on a CPU, a time under this share of the floor its measured peaks give fails
 ])
 
 

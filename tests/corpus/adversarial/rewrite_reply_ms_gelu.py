@@ -2,10 +2,14 @@
 through kb_data.harness.channel.send, a module function that is not on the timer surface the candidate snapshots
 (only timing.* and some Server methods are), and that no static rule names (the module is reached through
 sys.modules, never imported by name). The wrapper rewrites each timed call's "ms" after the server built the reply
-(its "tampered" list is already computed, and stays empty). On the CPU the judge's bound is trusted <= 1.5 x claim +
-10 ms, so any claim >= 0 passes for a kernel whose round trip is under ~10 ms; there is no roofline on the CPU
-and excessive_speedup is informational.
+(its "tampered" list is already computed, and stays empty).
+Found by the red team (session 21, open/rt21_rewrite_reply_ms_gelu): on the CPU the judge's bound is trusted <= 1.5 x
+claim + 10 ms, so any claim >= 0 passed for a call under ~10 ms (ok at 1447x; excessive_speedup is informational). On
+a GPU the gated bound and the roofline catch it. On the CPU now too: a claim under a quarter of the floor that the
+machine's measured GEMM rate and copy bandwidth give is exceeds_roofline (a forgery of a few times still passes there,
+README: the CPU's timing bound).
 Problem: v3/level1/26_GELU_
+Verdict: rejected [exceeds_roofline]
 """
 import math
 import sys
