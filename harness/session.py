@@ -279,12 +279,12 @@ def weight_slots(cand: Candidate, state: dict, prefix: str) -> list:
     return out
 
 
-def judged(ref_out, outs, why, rules, atol, rtol) -> tuple[bool, str | None, float, float]:
+def judged(ref_out, outs, why, rules, atol, rtol, relative: bool = False) -> tuple[bool, str | None, float, float]:
     """The suite's comparison of the candidate's outputs with the reference's, or the structural reason they
-    could not be compared: (passed, why not, max abs err, max rel err)."""
+    could not be compared: (passed, why not, max abs err, max rel err: NaN unless `relative`)."""
     if why is not None:
         return False, why, math.inf, math.inf
-    return compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol)
+    return compare(ref_out, outs if len(outs) > 1 else outs[0], rules, atol, rtol, relative)
 
 
 def run_candidate(cand: Candidate, inputs: list, ref_out, rng: int, stage: str, cmd: str = "forward"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import replace
@@ -303,7 +304,8 @@ def test_compare_a_chunk_at_a_time_gives_the_whole_comparisons_figures(monkeypat
 def test_a_finite_chunk_compared_the_short_way_gives_the_masked_comparisons_figures():
     """Every timed call's outputs are compared, so a chunk whose values are all finite skips the NaN and inf masks:
     its figures are the masked comparison's, bit for bit, under both suites' checks, whether the outputs are near,
-    far, rounded to half precision or exactly equal (chunks with a NaN or an inf take the masked way itself)."""
+    far, rounded to half precision or exactly equal (chunks with a NaN or an inf take the masked way itself); a
+    timed call's comparison, which leaves the relative error out, gives the same verdict and absolute figures."""
     from kb_data.harness import reference
 
     g = torch.Generator().manual_seed(11)
@@ -315,7 +317,11 @@ def test_a_finite_chunk_compared_the_short_way_gives_the_masked_comparisons_figu
         for suite in ("v0.1", "v3"):
             for finite in (True, False):
                 rules = {**rules_for(suite), "require_finite": finite}
-                assert reference._figures(r, c, rules, 1e-2, 1e-2) == reference._masked_figures(r, c, rules, 1e-2, 1e-2)
+                full = reference._figures(r, c, rules, 1e-2, 1e-2)
+                assert full == reference._masked_figures(r, c, rules, 1e-2, 1e-2)
+                # a timed call's comparison leaves the relative error out (no verdict reads it) and nothing else
+                quick = reference._figures(r, c, rules, 1e-2, 1e-2, relative=False)
+                assert quick[:3] + quick[4:] == full[:3] + full[4:] and math.isnan(quick[3])
 
 
 def test_compile_footprint_counts_inputs_and_weights_on_the_meta_device():
