@@ -2,8 +2,12 @@
 counted) over-claims 20x and every later batch under-claims 4x. When only the batch most in the candidate's favour
 decided the timing bound, the over-claimed one satisfied it and the record said ok at 5x (red team, 2026-12-02).
 A claim over the batch's whole round trip is impossible, and most batches under the bound are too many.
+GPU only since session 24: on the CPU the 4x under-claim of a 0.4 ms call sits inside the bound's 10 ms margin (the
+open CPU claims class, tests/corpus/open/README.md), and the 20x warm-up claim (8 ms) was caught only while it
+exceeded its round trip (a 64 MB flush and the call): on a loaded CI host it did not, and the record was ok at 2.98x.
 Problem: v3/level1/26_GELU_
 Verdict: rejected [timer_tampered]
+Device: cuda
 """
 import math
 import sys
