@@ -218,6 +218,8 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
     ref_out = _call(ref, clone_inputs(inputs), 0, "the reference")
     reply, _, _ = run_candidate(cand, inputs, ref_out, draw_seed(), "profile", cmd="profile")
     ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
+    if reply.get("all_threads") is not True:
+        res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
     forbidden = rules.get("forbidden_op_families") or []
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
     barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)

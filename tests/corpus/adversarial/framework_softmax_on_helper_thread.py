@@ -1,12 +1,13 @@
-"""Softmax by the framework's own torch.softmax, run on a helper thread started at import: torch's CPU profiler
-records only the threads it was enabled on, so the profile call sees no aten::softmax, and a thread that was
-alive before forward is not among those counted as left running.
+"""Softmax by the framework's own torch.softmax, run on a helper thread started at import. Until session 24 torch's
+CPU profiler recorded only the thread it was enabled on, so the profile call saw no aten::softmax (ok; red team,
+session 16, open/rt16_helper_thread_framework_softmax), and a thread alive before forward is not among those counted
+as left running. The candidate's profile now records every thread of its process.
 Problem: v3/level1/23_Softmax
 Verdict: rejected [calls_reference_ops]
 Device: cpu
 Not a forgery: nothing is patched and the profile command reports what it saw. The work stays inside the timed
-interval (forward waits for the helper), so the time is honest; what passes is the framework's softmax kernel
-graded as the submission's own. On a GPU, CUPTI still sees the helper's kernels (by name), but not its aten ops.
+interval (forward waits for the helper), so the time is honest; what passed was the framework's softmax kernel
+graded as the submission's own. On a GPU, CUPTI sees the helper's kernels by name (not run there).
 """
 import queue
 import threading
