@@ -216,7 +216,9 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
     ref_out = _call(ref, clone_inputs(inputs), 0, "the reference")
+    before = _cpu_split(cand)
     reply, _, _ = run_candidate(cand, inputs, ref_out, draw_seed(), "profile", cmd="profile")
+    _others_unseen(before, _cpu_split(cand), res)
     ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
     if reply.get("all_threads") is not True:
         res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
@@ -240,6 +242,31 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
                 res["flag_details"]["reduced_precision_kernels"] = low[:10]
     else:
         res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
+
+
+# CPU time of the submission's other processes during the profiled call that fails it: honest submissions have none
+# (0.000 ms measured); the profiler's own start and stop are the profiled process's
+PROFILE_OTHERS_MS = 0.02
+
+
+def _cpu_split(cand) -> tuple[float, float] | None:
+    """(the sandbox's CPU time, its harness processes' part) on a CPU grading with a cgroup, else None."""
+    total = cand.cpu_ms()
+    ours = cand.sb.harness_cpu_ms() if total is not None else None
+    return None if ours is None else (total, ours)
+
+
+def _others_unseen(before, after, res) -> None:
+    """The profile sees the candidate's own process: CPU work that the sandbox's other processes (children the
+    submission forked) did during the profiled call is work it could not see, so the check could not run."""
+    if before is None or after is None:
+        return
+    ours = after[1] - before[1]
+    others = (after[0] - before[0]) - ours
+    res["flag_details"]["profile_other_processes_ms"] = round(others, 3)
+    if others > PROFILE_OTHERS_MS:
+        flag(res, "check_failed", f"profile: other processes of the sandbox used {others:.3g} ms of CPU during the "
+                                  f"profiled call ({ours:.3g} ms in the profiled process), work the profile cannot see")
 
 
 def twin_inputs(inputs: list, donor: list) -> tuple[list, tuple | None]:

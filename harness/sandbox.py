@@ -279,6 +279,23 @@ class Sandbox:
                 pass
         return total
 
+    def harness_cpu_ms(self) -> float | None:
+        """CPU time so far of the sandbox's own two processes, the one the judge started and the candidate's server
+        under it (their live threads, per-thread accounts in ns): the rest of the cgroup's account is the
+        submission's other processes. None where there is no cgroup or /proc cannot tell."""
+        if self.cgroup is None or self.pid is None:
+            return None
+        ours = [self.pid] + [pid for pid in self.cgroup.procs() if _ppid(pid) == self.pid]
+        total = 0
+        for pid in ours:
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                        total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                return None
+        return total / 1e6
+
     def _watch_memory(self) -> None:
         pids, n = [], 0
         while not self._stop.wait(WATCH_INTERVAL_S):
@@ -341,6 +358,14 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:

@@ -1,9 +1,11 @@
 """Softmax by the framework's own torch.softmax, run in a child process forked at import: the candidate's profiler
 records its own process only, so the profile call sees no aten::softmax; the child shares the input and output
 through shared-memory tensors, and forward waits for it (the time is honest). Written in session 24 as the next
-variant once the helper-thread one was caught (adversarial/framework_softmax_on_helper_thread): ok on the CPU.
+variant once the helper-thread one was caught (adversarial/framework_softmax_on_helper_thread): ok on the CPU until the
+judge compared the sandbox cgroup's CPU time during the profiled call with its own two processes' (0.16 ms in the
+child; honest entries 0.000 ms): work the profile cannot see fails the check.
 Problem: v3/level1/23_Softmax
-Verdict: rejected [calls_reference_ops]
+Verdict: rejected [check_failed]
 Device: cpu
 """
 import os
