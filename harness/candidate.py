@@ -277,7 +277,8 @@ class Server:
         inputs = self._inputs(msg)
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device.type == "cuda" else [])
         # every thread's ops, not only this one's: the framework's op run on a helper thread is the submission's too
-        config = _all_threads()
+        # (on a GPU, CUPTI sees every thread's kernels by name; the setting is not yet tried there)
+        config = _all_threads() if self.device.type == "cpu" else None
         with profile(activities=acts, experimental_config=config) as prof:
             out = self._forward(inputs, msg["rng"])
             if self.device.type == "cuda":

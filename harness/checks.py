@@ -220,7 +220,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
     reply, _, _ = run_candidate(cand, inputs, ref_out, draw_seed(), "profile", cmd="profile")
     _others_unseen(before, _cpu_split(cand), res)
     ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
-    if reply.get("all_threads") is not True:
+    if device.type == "cpu" and reply.get("all_threads") is not True:
         res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
     forbidden = rules.get("forbidden_op_families") or []
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
