@@ -365,7 +365,8 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     gated slack and margins (a batch that was not: the host's per-call cost, `overhead_host_ms`, comes
     off too). Without the gate (a CPU, whose timed calls pay a cache flush of milliseconds; a driver without stream
     memory operations) the slack and the margin per call are wide. On a CPU with the sandbox's own CPU account
-    (`cpu_ms` over the batch), that account less a no-work call's is kept beside it as evidence (BENCHMARKS.md)."""
+    (`cpu_ms` over the batch), that account less a no-work call's bounds the trusted figure too: the lower of the
+    two stands, so that a host's load, which stretches the round trip, does not call an honest claim forged."""
     gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
     if gated:
         overhead = ctx["overhead_ms"] if held else ctx["overhead_host_ms"]
@@ -375,11 +376,15 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
         overhead, slack = ctx["overhead_ms"], rules["timing_bound_slack"]
         margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
     trusted = wall_ms / calls - overhead
+    trusted_cpu = cpu_ms / calls - ctx["overhead_cpu_ms"] if cpu_ms is not None and ctx.get(
+        "overhead_cpu_ms") is not None else None
+    if trusted_cpu is not None:  # a loaded host stretches the round trip, not the CPU time the sandbox used in it
+        trusted = min(trusted, trusted_cpu)
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
              "held": held if gated else None}
-    if cpu_ms is not None and ctx.get("overhead_cpu_ms") is not None:
-        bound["trusted_cpu_ms"] = cpu_ms / calls - ctx["overhead_cpu_ms"]
+    if trusted_cpu is not None:
+        bound["trusted_cpu_ms"] = trusted_cpu
     return bound
 
 
