@@ -16,7 +16,9 @@ from tests.corpus import SMALL_PROBLEMS, entries
 
 ENTRIES = entries()
 # what a reference slowed by the corpus's 20 ms sleeps would have given is over 20x; honest CPU noise stays under 3x
-UNAFFECTED_MAX_SPEEDUP = 5.0
+# on a quiet host, and reached 5.07x on this 2-core machine with a busy loop and a memory hog beside the suite (one
+# counted batch of a 0.4 ms GELU: the reference's batch fell in a busier moment than the candidate's)
+UNAFFECTED_MAX_SPEEDUP = 10.0
 
 
 def _grade(entry, problems_root, device, trials, baselines=None):
