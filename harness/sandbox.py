@@ -280,12 +280,14 @@ class Sandbox:
         return total
 
     def harness_cpu_ms(self) -> float | None:
-        """CPU time so far of the sandbox's own two processes, the one the judge started and the candidate's server
-        under it (their live threads, per-thread accounts in ns): the rest of the cgroup's account is the
-        submission's other processes. None where there is no cgroup or /proc cannot tell."""
+        """CPU time so far of the sandbox's own processes (their live threads, per-thread accounts in ns): the one
+        the judge started, which is the candidate's server, or, at the strong level, the server's parent, the server
+        being the init of the PID namespace it made (no process the submission starts can be one: namespaces are
+        refused to it). The rest of the cgroup's account is the submission's other processes. None where there is
+        no cgroup or /proc cannot tell."""
         if self.cgroup is None or self.pid is None:
             return None
-        ours = [self.pid] + [pid for pid in self.cgroup.procs() if _ppid(pid) == self.pid]
+        ours = [self.pid] + [pid for pid in self.cgroup.procs() if _parent_and_inner_pid(pid) == (self.pid, 1)]
         total = 0
         for pid in ours:
             try:
@@ -360,10 +362,12 @@ class Sandbox:
         self.close()
 
 
-def _ppid(pid: int) -> int | None:
+def _parent_and_inner_pid(pid: int) -> tuple[int, int] | None:
+    """(parent pid, pid in its innermost PID namespace) of a process, from its status; None if it is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{pid}/status") as f:
+            st = f.read()
+        return int(_status_field(st, "PPid")), int(_status_field(st, "NSpid").split()[-1])
     except (OSError, ValueError, IndexError):
         return None
 

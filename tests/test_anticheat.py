@@ -82,6 +82,21 @@ def test_corpus_cpu(entry, tmp_path, monkeypatch):
     _assert_verdict(entry, rec)
 
 
+@pytest.mark.parametrize("level", ["process", "strong"])
+def test_work_in_a_forked_child_fails_the_profile_at_every_level_with_a_cgroup(level):
+    """The profile sees the candidate's own process; the CPU its other processes use during the profiled call is read
+    from the sandbox's cgroup. Which processes are the harness's differs by level (strong: the judge's fork and the
+    server it started as a PID namespace's init; process: the server itself), and a child the submission forks must
+    count as other at both: at the process level it once counted as the harness's own (ok)."""
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox has a cgroup only where the harness runs as root")
+    entry = next(e for e in ENTRIES if e.path.stem == "framework_softmax_in_child_process")
+    problem = ProblemSet(SMALL_PROBLEMS).load(entry.problem)
+    opt = Options(device="cpu", trials=5, warmup=1, timeout_s=600, sandbox=level, gpu=None)
+    rec, _ = grade(problem, entry.path.read_text(), name=str(entry.path), options=opt)
+    assert rec.sandbox == level and rec.status == "rejected" and "check_failed" in rec.flags, (rec.status, rec.flags)
+
+
 GPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cuda")]
 
 
