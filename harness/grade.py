@@ -315,7 +315,8 @@ def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
         slack, whose = rules["roofline_slack"], f"{rec.gpu}'s"
     # the candidate's own claims as they came, before the judge timed any batch at its bound's floor: a claim under
     # the physical floor is a forgery even where a loaded host's clock made the floor slower than the work
-    fastest = min(rec.sol_ms, result.get("claimed_ms") or rec.sol_ms)
+    claimed = result.get("claimed_ms")  # 0.0 is a claim too
+    fastest = rec.sol_ms if claimed is None else min(rec.sol_ms, claimed)
     if floor is not None:
         details["roofline_ms"] = floor
         if fastest < slack * floor:

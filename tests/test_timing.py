@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from kb_data.problems import ProblemSet
+from tests.corpus import SMALL_PROBLEMS
 from kb_data.schema import RunRecord
 from kb_data.harness import timing
 from kb_data.harness.grade import Options, grade
@@ -310,6 +311,44 @@ def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven()
     assert bound(batch(40.0, 1.0), batch(41.0, 1.0))["flags"] == ["timer_tampered"]
     assert bound(batch(2.0, 1.0, counted=False))["flags"] == ["check_failed"]
     assert bound()["flags"] == ["check_failed"]
+
+
+def test_on_a_cpu_the_sandboxs_cpu_account_bounds_a_round_trip_the_host_stretched():
+    """A loaded host stretches the judge's round trip (an honest GELU beside three busy loops was timer_tampered in
+    1 of 4 gradings), not the CPU time the sandbox's cgroup used in it: on a CPU the lower of the two is the trusted
+    time. Honest claims are then not called forged however long the round trips, and a forged claim still is: the
+    work it hides is in the CPU account too."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    cpu, ctx = torch.device("cpu"), {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0}
+
+    def verdict(wall_per_call, cpu_per_call, claim, k=4):
+        res = {"flags": [], "flag_details": {}}
+        bounds = [timed_loop._batch_bound((wall_per_call + 3.0) * k, k, claim, True, ctx, CHECKS, cpu, False,
+                                          cpu_ms=(cpu_per_call + 3.0) * k) for _ in range(3)]
+        timed_loop._bound_claims(res, bounds, ctx, CHECKS)
+        return res["flags"], res["flag_details"]["timing_bound"]
+
+    flags, detail = verdict(40.0, 20.5, 20.0)  # every round trip stretched by 20 ms a call
+    assert flags == [] and detail["trusted_ms"] == pytest.approx(20.5) and detail["trusted_cpu_ms"] == pytest.approx(20.5)
+    assert verdict(40.0, 40.0, 15.0)[0] == ["timer_tampered"]  # the CPU did the 40 ms: claiming 15 is forged
+    assert verdict(20.5, 60.0, 20.0)[0] == []  # threads: more CPU than wall time, the round trip stands
+
+
+def test_the_roofline_reads_the_claims_before_any_batch_was_floored():
+    """The judge times a batch at its bound's floor when the claim is under it; on a loaded host that floor can be
+    slower than the work, and a 1/1000 forgery then looked like a slow honest kernel (ok at 0.25x). A claim under the
+    roofline is a forgery whatever the floor made of it, a claim of 0.0 included."""
+    from kb_data.harness.grade import _speed_checks
+
+    rec = _grade(HONEST_GELU)
+    assert rec.status == "ok" and "exceeds_roofline" not in rec.flags
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    for claimed, caught in ((rec.sol_ms, False), (rec.sol_ms / 1000, True), (0.0, True)):
+        again = replace(rec, flags=[], status="ok")
+        _speed_checks(again, problem, {"claimed_ms": claimed})
+        assert ("exceeds_roofline" in again.flags) == caught and (again.status == "rejected") == caught, (claimed, again)
 
 
 def test_a_gpu_batch_held_behind_the_gate_is_held_to_a_tight_bound():
