@@ -193,7 +193,7 @@ def _figures(r: torch.Tensor, c: torch.Tensor, rules: dict, atol: float, rtol: f
             per_chunk.append(_masked_figures(rf, cf, rules, atol, rtol))
             continue
         # isclose's |c - r| <= atol + |rtol * r|, which is what it computes for finite values
-        close = (diff <= ref_abs.mul(rtol).add_(atol)).all() if allclose else torch.ones((), dtype=torch.bool)
+        close = (diff <= ref_abs.mul(rtol).add_(atol)).all() if allclose else torch.ones((), device=rf.device)
         rel = diff.div_(ref_abs.clamp_min_(1e-8)).max() if relative else torch.full((), math.nan, device=rf.device)
         rel, close = torch.stack([rel, close.to(rel)]).tolist()
         per_chunk.append([1.0, 1.0, diff_max, rel, ref_max, close])

@@ -375,11 +375,10 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     else:
         overhead, slack = ctx["overhead_ms"], rules["timing_bound_slack"]
         margin = rules["timing_bound_margin_ms" if device.type == "cuda" else "timing_bound_margin_ms_cpu"]
-    trusted = wall_ms / calls - overhead
-    trusted_cpu = cpu_ms / calls - ctx["overhead_cpu_ms"] if cpu_ms is not None and ctx.get(
-        "overhead_cpu_ms") is not None else None
-    if trusted_cpu is not None:  # a loaded host stretches the round trip, not the CPU time the sandbox used in it
-        trusted = min(trusted, trusted_cpu)
+    trusted, trusted_cpu = wall_ms / calls - overhead, None
+    if cpu_ms is not None and ctx.get("overhead_cpu_ms") is not None:
+        trusted_cpu = cpu_ms / calls - ctx["overhead_cpu_ms"]
+        trusted = min(trusted, trusted_cpu)  # a loaded host stretches the round trip, not the sandbox's CPU time
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
              "held": held if gated else None}

@@ -453,17 +453,18 @@ def cpu_peaks() -> dict:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        gemm = {}
-        for dtype, n in ((torch.float32, 512), (torch.bfloat16, 128), (torch.bfloat16, 512)):
-            if n == 512 and dtype in gemm and gemm[dtype] < gemm[torch.float32] / 4:
-                continue  # no fast bfloat16 path here (a large one would take seconds): not a peak either way
+        def gemm(dtype, n):
             a, b, out = torch.ones(n, n, dtype=dtype), torch.ones(n, n, dtype=dtype), torch.empty(n, n, dtype=dtype)
-            gemm[dtype] = max(gemm.get(dtype, 0.0), _best_rate(lambda: torch.mm(a, b, out=out), 2 * n ** 3 / 1e9))
+            return _best_rate(lambda: torch.mm(a, b, out=out), 2 * n ** 3 / 1e9)
+
+        fp32, bf16 = gemm(torch.float32, 512), gemm(torch.bfloat16, 128)
+        if bf16 >= fp32 / 4:  # a fast bfloat16 path (without one, a large GEMM would take seconds and be no peak)
+            bf16 = max(bf16, gemm(torch.bfloat16, 512))
         src = torch.ones(CPU_FLUSH_BYTES // 4, dtype=torch.float32)  # as large as the flush ahead of each call
         dst = torch.empty_like(src)
         copy = _best_rate(lambda: dst.copy_(src), 2 * src.numel() * 4 / 1e9)
         cores = os.cpu_count() or 1
-        return {"gemm_gflops": max(gemm.values()) * cores, "copy_gbs": copy * cores}
+        return {"gemm_gflops": max(fp32, bf16) * cores, "copy_gbs": copy * cores}
     finally:
         torch.set_num_threads(threads)
 
