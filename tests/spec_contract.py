@@ -283,7 +283,8 @@ def check_numeric(rec: dict, root: Path = ROOT / "problems") -> list[str]:
         # sum) when every value is finite: a NaN or an inf anywhere makes the float64 sum non-finite, and float32 values
         # cannot overflow it (a float64 output that did would only take the masked way). The mask from the output's own
         # dtype, as float -> double keeps (non-)finiteness.
-        finite = of if math.isfinite(float(of.sum())) else of[torch.isfinite(of if out.is_complex() else out.detach().flatten())]
+        total = of.sum()
+        finite = of if math.isfinite(float(total)) else of[torch.isfinite(of if out.is_complex() else out.detach().flatten())]
         if list(out.shape) != out_chk["shape"]:
             errs.append(f"output shape {list(out.shape)}, spec {out_chk['shape']}")
         abs_mean = _abs_mean(finite) if finite.numel() else None  # the scale and the abs_mean statistic
@@ -293,7 +294,7 @@ def check_numeric(rec: dict, root: Path = ROOT / "problems") -> list[str]:
             if exp is None or not math.isfinite(float(exp)):
                 continue  # statistics over non-finite outputs (+inf misses) are compared through `first`
             src = finite  # the finite values (all of them when none is non-finite)
-            got = {"sum": lambda t: t.sum(), "mean": lambda t: t.mean(),
+            got = {"sum": lambda t: total if t is of else t.sum(), "mean": lambda t: t.mean(),
                    "abs_mean": lambda t: abs_mean if abs_mean is not None else _abs_mean(t),
                    "std": lambda t: t.std(), "min": lambda t: t.min(), "max": lambda t: t.max()}[key](src).item()
             tol_scale = scale * (src.numel() ** 0.5 if key == "sum" else 1)
