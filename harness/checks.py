@@ -62,6 +62,8 @@ CHECKS = {c.flag: c for c in (
           "right only on the suite's degenerate inputs"),
     Check("stale_output", "judge", "kb_data.harness.timed:time_paired",
           "an output that does not match its own call's fresh inputs was cached, replayed or precomputed"),
+    Check("profile_mismatch", "claim", "kb_data.harness.checks:observed_as_timed",
+          "a profiled call that did far more work than the timed calls took behaves differently when observed"),
     Check("lazy_output", "judge", "kb_data.harness.session:Candidate.outputs",
           "a tensor subclass, or a tuple or list subclass around the outputs, can defer or fake the work until someone "
           "reads it"),
@@ -220,6 +222,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
     reply, _, _ = run_candidate(cand, inputs, ref_out, draw_seed(), "profile", cmd="profile")
     _others_unseen(before, _cpu_split(cand), res)
     ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
+    observed_as_timed(channel.field(reply, "busy_ms", float), rules, device, res)
     if device.type == "cpu" and reply.get("all_threads") is not True:
         res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
     forbidden = rules.get("forbidden_op_families") or []
@@ -242,6 +245,22 @@ def profile_checks(cand, mod, ref, rules, device, precision, res, ctx, own: froz
                 res["flag_details"]["reduced_precision_kernels"] = low[:10]
     else:
         res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
+
+
+def observed_as_timed(busy_ms: float, rules, device, res) -> None:
+    """The profiled call against the timed ones: a submission that behaves differently while a profiler records
+    (its own slow kernel there, the framework's op in the timed calls) shows more work in the profile than its
+    timed calls took. Its busy time is the profiler's (a claim, like its op list), the timed median the bounded one."""
+    timed = res.get("sol_ms")
+    res["flag_details"]["profiled_busy_ms"] = round(busy_ms, 4)
+    if timed is None:
+        return
+    slack = rules["profile_busy_slack"]
+    margin = rules["profile_busy_margin_ms" if device.type == "cuda" else "profile_busy_margin_ms_cpu"]
+    if busy_ms > slack * timed + margin:
+        flag(res, "profile_mismatch", f"the profiled call kept the {'GPU' if device.type == 'cuda' else 'CPU'} busy "
+                                      f"{busy_ms:.4g} ms, its timed calls took {timed:.4g} ms (limit {slack}x + {margin} "
+                                      "ms): what the profiler saw is not what was timed")
 
 
 # CPU time of the submission's other processes during the profiled call that fails it: honest submissions have none

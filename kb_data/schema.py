@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.11"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.12"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -34,7 +34,9 @@ SCHEMA_VERSION = "1.11"  # 1.1: timing_method on baselines and run records; 1.2:
 # (flush_floor_share); 1.9: the precision floor's scale for fp16 and bf16 (precision_floor_scale_fp16,
 # precision_floor_scale_bf16) and how far a claim may exceed its round trip (overclaim_factor, overclaim_ms); 1.10: the
 # timing bound of a GPU batch held behind the judge's gate (timing_bound_slack_gated,
-# timing_bound_margin_ms_gated, timing_bound_margin_ms_gated_batch); 1.11: the CPU's roofline share (roofline_slack_cpu)
+# timing_bound_margin_ms_gated, timing_bound_margin_ms_gated_batch); 1.11: the CPU's roofline share (roofline_slack_cpu);
+# 1.12: the profiled call held to the timed ones (flag profile_mismatch; profile_busy_slack, profile_busy_margin_ms,
+# profile_busy_margin_ms_cpu)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -74,6 +76,7 @@ FLAGS = (
     "ignores_weights",      # passes only with the default init; perturbed weights are not followed
     "input_overfit",        # passes only on the suite's (degenerate) input distribution
     "stale_output",         # an output that does not match the inputs of its call (cached, replayed, precomputed)
+    "profile_mismatch",     # the profiled call did far more work than the timed calls took: it behaves differently when observed
     "lazy_output",          # a tensor subclass or deferred object instead of a plain tensor
     "exceeds_roofline",
     "excessive_speedup",
@@ -155,6 +158,9 @@ RULES = pa.struct([
     ("timing_bound_margin_ms_gated", F64),  # ... the claimed time, plus this many ms a call
     ("timing_bound_margin_ms_gated_batch", F64),  # ... and this many a batch
     ("roofline_slack_cpu", F64),     # on a CPU, a time under this share of the floor its measured peaks give fails
+    ("profile_busy_slack", F64),     # the profiled call's work (its GPU kernels, its CPU ops) over this many times
+    ("profile_busy_margin_ms", F64),  # ... the timed median plus this (GPU) is profile_mismatch
+    ("profile_busy_margin_ms_cpu", F64),  # ... or this (CPU)
 ])
 
 

@@ -517,3 +517,31 @@ def test_the_timed_repeat_compares_only_what_the_redrawn_place_cannot_reach():
         r1, r2 = ref(x), ref(twin[0])
         assert repeat_differs(([manual(x)], r1), ([manual(twin[0])], r2), reach) is None
         assert "differ bitwise" in repeat_differs(([racy(x)], r1), ([racy(twin[0])], r2), reach)
+
+
+def test_the_profiled_calls_busy_time_counts_overlapping_work_once():
+    """Kernels on two streams (or ops on two threads) that overlap kept the device busy once, not twice: summing them
+    would call an honest multi-stream kernel's profile longer than its timed calls (profile_mismatch)."""
+    from kb_data.harness.candidate import _union_us
+
+    assert _union_us([]) == 0.0
+    assert _union_us([(0.0, 10.0), (5.0, 12.0)]) == 12.0        # overlap
+    assert _union_us([(0.0, 10.0), (2.0, 3.0)]) == 10.0         # nested
+    assert _union_us([(20.0, 25.0), (0.0, 10.0)]) == 15.0       # apart, in any order
+    assert _union_us([(0.0, 4.0), (4.0, 6.0), (1.0, 2.0)]) == 6.0
+
+
+def test_a_profile_that_shows_far_more_work_than_the_timed_calls_took_is_a_mismatch():
+    """The limit is the rules' slack times the timed median plus the device's margin: an honest profile within it
+    (the GPU's, or the CPU's wider one for its time slices) passes, one past it fails, and the evidence is kept."""
+    from kb_data.harness.checks import observed_as_timed
+    from kb_data.rules import rules_for
+
+    rules = rules_for("v3")
+    for device, margin in (("cuda", rules["profile_busy_margin_ms"]), ("cpu", rules["profile_busy_margin_ms_cpu"])):
+        res = {"sol_ms": 0.2, "flags": [], "flag_details": {}}
+        observed_as_timed(rules["profile_busy_slack"] * 0.2 + margin * 0.99, rules, torch.device(device), res)
+        assert res["flags"] == [] and res["flag_details"]["profiled_busy_ms"] > 0.2
+        observed_as_timed(rules["profile_busy_slack"] * 0.2 + margin * 1.01, rules, torch.device(device), res)
+        assert res["flags"] == ["profile_mismatch"], (device, res)
+        assert "what the profiler saw is not what was timed" in res["flag_details"]["profile_mismatch"]

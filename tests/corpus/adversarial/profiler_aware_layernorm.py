@@ -1,6 +1,9 @@
-"""LayerNorm through F.layer_norm (the reference's own op) except while the torch profiler is recording, when it runs an op-by-op formula.
+"""LayerNorm through F.layer_norm (the reference's own op) except while the torch profiler is recording, when it runs an
+op-by-op formula (red team, 2026-12-02): the profile shows no norm op, but its ops kept the CPU busy four times as long
+as a timed call took.
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [calls_reference_ops]
+Verdict: rejected [profile_mismatch]
+Device: cpu
 """
 import torch
 import torch.nn as nn
