@@ -53,7 +53,8 @@ def main() -> None:
                    "ref_ms": rec.ref_ms, "stages": json.loads(rec.harness_seconds or "{}"),
                    "timing_bound": details.get("timing_bound"), "flush_ms": details.get("flush_ms"),
                    "n_trials": rec.n_trials, "error": (rec.error or "")[:300] or None,
-                   "side_stream_work": details.get("side_stream_work"), "sandbox": getattr(rec, "sandbox", None)}
+                   "side_stream_work": details.get("side_stream_work"), "sandbox": getattr(rec, "sandbox", None),
+                   "profiled_busy_ms": details.get("profiled_busy_ms")}
             rows.append(row)
             print(json.dumps(row), flush=True)
     walls = [r["wall_s"] for r in rows]
