@@ -80,6 +80,7 @@ class Server:
             reply["tampered"] = self.timing.timer_surface_changes(self.surface) + self.timing.hooks_changed(self.hooks)
             if self.timer is not None and self._timer_state() != self.timer_state:
                 reply["tampered"].append("the timer's L2 flush buffer")
+            reply["tampered"] += self._shadowing()
             try:
                 channel.send(self.sock, reply)
             except (OSError, channel.ChannelError, ValueError) as e:
@@ -102,6 +103,30 @@ class Server:
         self.timer = self.timing.Timer(self.device, l2_flush=msg.get("l2_flush", True),
                                        flush_bytes=msg.get("l2_flush_bytes"))
         self.timer_state = self._timer_state()  # what a submission that drops the flush changes (data, not code)
+        self.watched = {label: (type(obj), set(self.timing.shadowed(obj))) for label, obj in self._watched().items()}
+
+    def _watched(self) -> dict:
+        """The harness's own objects in this process that a submission can reach (through gc): their methods are
+        looked up on the instance."""
+        return {"the server": self, "the timer": self.timer, "the timer's L2 flush buffer": self.timer.flush_buf}
+
+    def _shadowing(self) -> list[str]:
+        """What the submission changed on the watched objects since they were made: a method set on the instance, or
+        the instance's class swapped; and any slot tensor of the judge's with a method of its own."""
+        if self.timer is None:
+            return []
+        changed = []
+        for label, obj in self._watched().items():
+            cls, base = self.watched.get(label, (type(obj), set()))
+            own = [n for n in self.timing.shadowed(obj) if n not in base]
+            if type(obj) is not cls or own:
+                changed.append(f"{label} ({', '.join(own[:4]) or 'its class'}, on the instance)")
+        for slot in list(self.slots.values()):
+            own = self.timing.shadowed(slot)
+            if own:
+                changed.append(f"a slot of the judge's ({', '.join(own[:4])}, on the instance)")
+                break
+        return changed
 
     def _timer_state(self) -> tuple:
         t = self.timer
@@ -216,7 +241,9 @@ class Server:
             if not isinstance(o, torch.Tensor):
                 seen.append({"type": f"other:{type(o).__name__}"})
                 continue
-            info = {"type": "Tensor" if type(o) is torch.Tensor else f"subclass:{type(o).__qualname__}",
+            own = self.timing.shadowed(o)  # a method of its own (a `detach` that dodges the timed read) runs later
+            info = {"type": f"subclass:{type(o).__qualname__}" if type(o) is not torch.Tensor
+                    else f"patched:Tensor with its own {', '.join(own[:4])}" if own else "Tensor",
                     "shape": list(o.shape), "dtype": channel.dtype_name(o.dtype), "device": str(o.device)}
             seen.append(info)
             if o.numel():

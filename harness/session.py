@@ -166,9 +166,10 @@ class Candidate:
         if reply.get("aliases_input") is True:  # every call's reply, timed ones too
             flag(self.res, "output_aliases_input", "the output shares storage with an input or the slot it came from")
         kinds = [str(info.get("type", "")) if isinstance(info, dict) else "" for info in seen]
-        subclassed = [k.split(":", 1)[1] for k in kinds if k.startswith(("subclass:", "container:"))]
+        subclassed = [k.split(":", 1)[1] for k in kinds if k.startswith(("subclass:", "container:", "patched:"))]
         if subclassed:  # it can defer or fake the work until someone reads it
-            why = f"the output is (or holds) a subclass ({subclassed[0][:100]}), not a plain tuple, list or torch.Tensor"
+            why = (f"the output is (or holds) a subclass or a patched tensor ({subclassed[0][:100]}), not a plain "
+                   "tuple, list or torch.Tensor")
             flag(self.res, "lazy_output", why)
             raise Stage("rejected", why)
         refs = _outputs(ref_out)
