@@ -41,6 +41,12 @@ BUILD_MEMORY_BYTES = 12 << 30  # nvcc and the C++ compiler, MAX_JOBS of them at 
 TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "synchronize", "elapsed_time", "record",
                "Event", "allclose", "equal", "manual_seed"}
 
+# The profiler's state and the ways around its records (the dispatcher's redispatch runs no RecordFunction; record
+# functions switched off): a kernel has no use for them, a submission that hides framework work from the profile does.
+PROFILER_EVASION_NAMES = {"redispatch", "DispatchKeySet", "_enable_record_function", "_set_record_function_enabled",
+                          "_is_profiler_enabled", "_profiler_enabled", "_ExcludeDispatchKeyGuard",
+                          "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_local_exclude_set"}
+
 
 @dataclass
 class Options:
@@ -94,6 +100,12 @@ def static_checks(code: str, name: str) -> dict:
             if fn.endswith("torch.compile") or fn == "compile" and any(
                     isinstance(a, ast.Name) and a.id == "torch" for a in ast.walk(node)):
                 out["findings"].append(("calls_reference_ops", f"line {node.lineno}: torch.compile"))
+        named = (node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name)
+                 else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                 else node.name if isinstance(node, ast.alias) else None)
+        if named in PROFILER_EVASION_NAMES:
+            out["findings"].append(("profile_mismatch", f"line {getattr(node, 'lineno', '?')}: {named} (the profiler's "
+                                                        "state, or a way around its records)"))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(m.startswith("kb_data") for m in mods):
@@ -181,7 +193,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     if opt.progress and result.get("stage_s"):
         say("stages (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result["stage_s"].items()))
     for kind, detail in static["findings"]:
-        if kind == "calls_reference_ops" and not opt.require_custom_kernel:
+        if kind in ("calls_reference_ops", "profile_mismatch") and not opt.require_custom_kernel:
             continue  # framework ops allowed: torch.compile is one (the profiler's check is off too)
         result.setdefault("flags", []).append(kind)
         result.setdefault("flag_details", {}).setdefault(kind, detail)
@@ -308,7 +320,9 @@ def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
 
         peaks = cpu_peaks()
         details["cpu_peaks"] = {k: round(v, 1) for k, v in peaks.items()}
-        floor = max((flops or 0) / (peaks["gemm_gflops"] * 1e6), (min_bytes or 0) / (peaks["copy_gbs"] * 1e6)) or None
+        # an fp32 problem's GEMMs at the float32 rate (a bfloat16 unit several times faster would fail its precision)
+        gemm = peaks["gemm_gflops_fp32" if (rec.precision_used or "fp32") == "fp32" else "gemm_gflops"]
+        floor = max((flops or 0) / (gemm * 1e6), (min_bytes or 0) / (peaks["copy_gbs"] * 1e6)) or None
         slack, whose = rules["roofline_slack_cpu"], "this CPU's measured"
     else:
         floor = roofline_ms(rec.gpu, flops, min_bytes, rec.precision_used or "fp32")

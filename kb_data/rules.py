@@ -20,7 +20,7 @@ PRECISION_CLASS = {
     "float4_e2m1fn_x2": "fp4",
 }
 
-# Families of heavy framework work, by the framework ops that do it (matched by their words, harness/checks.py) and
+# Families of heavy framework work, by the framework ops that do it (matched by their words, harness/profiled.py) and
 # the vendor-library kernels that run it (whoever launched them). A candidate that runs a family its problem's reference runs did not write that part.
 OP_FAMILIES = {
     "gemm": {"ops": ["mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum", "_scaled_mm",

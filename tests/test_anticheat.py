@@ -135,7 +135,7 @@ def test_a_kernel_the_submission_defines_is_its_own_even_when_named_like_a_libra
     calls_reference_ops and no_custom_kernel in every honest CUDA GEMM of the realistic batch graded on the H200
     (2026-12-02: 16 grades, and the 4 naive ones). A name the submission defines is its own, unless it carries what only a framework or vendor
     kernel carries; an undeclared name, or a vendor's own name declared as a decoy, stays the library's."""
-    from kb_data.harness.checks import _families, declared_kernels, library_kernel
+    from kb_data.harness.profiled import _families, declared_kernels, library_kernel
 
     code = ('''CUDA_SRC = r"""
 template <int B> __global__ void __launch_bounds__(256) sgemm_tiled(const float* a, float* c) {}
@@ -172,7 +172,7 @@ def test_framework_ops_are_recognised_by_their_words_in_framework_namespaces():
     in the framework's and its libraries' namespaces; a name that merely contains its letters is not, and neither is
     a submission's own torch.library op named after it (red team, 2026-12-02: gelu_, _masked_softmax, oneDNN's
     _linear_pointwise passed exact-name matching)."""
-    from kb_data.harness.checks import _families
+    from kb_data.harness.profiled import _families
     from kb_data.rules import OP_FAMILIES
 
     fams = sorted(OP_FAMILIES)

@@ -534,7 +534,7 @@ def test_the_profiled_calls_busy_time_counts_overlapping_work_once():
 def test_a_profile_that_shows_far_more_work_than_the_timed_calls_took_is_a_mismatch():
     """The limit is the rules' slack times the timed median plus the device's margin: an honest profile within it
     (the GPU's, or the CPU's wider one for its time slices) passes, one past it fails, and the evidence is kept."""
-    from kb_data.harness.checks import observed_as_timed
+    from kb_data.harness.profiled import observed_as_timed
     from kb_data.rules import rules_for
 
     rules = rules_for("v3")

@@ -418,7 +418,7 @@ def test_the_kernel_names_of_a_cached_build_come_from_its_plain_files_only(tmp_p
     """own_kernels reads the cached build's .so files to tell a submission's CUDA kernels from names it only
     mentions: a link there (a cache from before builds were copied without links) is not followed."""
     from kb_data.harness import build
-    from kb_data.harness.checks import own_kernels
+    from kb_data.harness.profiled import own_kernels
 
     code = "// __global__ void mine(float* x) {}\n// __global__ void linked(float* x) {}\n"
     ext = tmp_path / "cache" / ("k" * 32) / build.EXTENSIONS / "ext"

@@ -351,6 +351,25 @@ def test_the_roofline_reads_the_claims_before_any_batch_was_floored():
         assert ("exceeds_roofline" in again.flags) == caught and (again.status == "rejected") == caught, (claimed, again)
 
 
+def test_the_cpu_roofline_holds_an_fp32_problem_to_the_float32_gemm_rate():
+    """A CPU with a bfloat16 matrix unit (AMX: 6.8x its float32 rate on this workplace's machine) must not lower an
+    fp32 problem's floor: a red-team claim stayed over a quarter of the bfloat16 floor while under a twentieth of the
+    float32 one. A bf16 problem's floor takes the faster rate."""
+    from kb_data.harness.grade import _meta_counts, _speed_checks
+    from kb_data.harness.timing import cpu_peaks
+
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level1/1_Square_matrix_multiplication_")
+    flops, nbytes = _meta_counts(problem.problem_id, problem.sha256, problem.code)
+    peaks = cpu_peaks()
+    assert peaks["gemm_gflops"] >= peaks["gemm_gflops_fp32"] > 0 and flops > 0
+    for precision, rate in (("fp32", peaks["gemm_gflops_fp32"]), ("bf16", peaks["gemm_gflops"])):
+        rec = RunRecord(problem_id=problem.problem_id, suite="v3", status="ok", sol_ms=1e3, ref_ms=1e3,
+                        timing_method="perf_counter", precision_used=precision, flags=[])
+        _speed_checks(rec, problem, {})
+        floor = json.loads(rec.flag_details)["roofline_ms"]
+        assert floor == pytest.approx(max(flops / (rate * 1e6), nbytes / (peaks["copy_gbs"] * 1e6)))
+
+
 def test_a_gpu_batch_held_behind_the_gate_is_held_to_a_tight_bound():
     """A GPU batch that was all queued when the judge opened its gate took the GPU's time alone on the judge's clock:
     it stood at most 1.27x over honest claims on the H200 (over 1.17x only for calls under 0.05 ms; BENCHMARKS.md),

@@ -5,7 +5,7 @@ Device: cpu
 The op is the framework's own fp32 GEMM (oneDNN, the same library the reference's aten::mm uses on the CPU), yet it
 records no `aten::` event but an `aten::empty`, so the gemm family (matched by aten op names, and on a GPU by kernel
 names) never sees it. No kernel of the submission's own runs. Graded ok by the exact-name matching it was written against (red team, 2026-12-02); framework ops are now
-matched by their words in any framework namespace (harness/checks.py, _families).
+matched by their words in any framework namespace (harness/profiled.py, _families).
 """
 import torch
 import torch.nn as nn

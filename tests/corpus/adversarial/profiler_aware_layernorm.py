@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 def _profiled():
     try:
-        return bool(torch.autograd.profiler._is_profiler_enabled)
+        return bool(vars(torch.autograd.profiler)["_is_prof" + "iler_enabled"])  # a name the source never spells
     except AttributeError:
         return False
 

@@ -1,0 +1,199 @@
+"""What the profiler saw: the candidate's profiled call against the reference's heavy op families (by framework op
+in any variant, and by the vendor-library kernel that does the work, whoever launched it), against its own timed
+calls (the same outputs, no far longer busy time), and against the sandbox's other processes (CPU work the profile
+cannot see). The profile itself is the candidate's claim (SECURITY.md, Residual risks)."""
+from __future__ import annotations
+
+import re
+
+import torch
+
+from kb_data.harness import build, channel, timing
+from kb_data.harness.reference import _call, clone_inputs
+from kb_data.harness.session import draw_seed, flag, fresh_inputs, judged, run_candidate
+from kb_data.rules import OP_FAMILIES, SUBSTITUTE_FAMILIES
+
+REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
+# Kernels from the framework itself or a vendor library (library_kernel): a candidate that launches only these wrote
+# no kernel. The names no kernel of the submission's own can carry, whatever it declares: a framework namespace, a
+# vendor library's own words or its architecture-prefixed kernel names ...
+VENDOR_KERNEL_RE = re.compile(
+    r"at::|at_cuda_detail|\bcub::|cublas|cutlass|cudnn|xmma|nvjet|gemv2|gemmSN|gemmk1|splitKreduce|flash_fwd|fmha|"
+    r"pytorch_flash|triton_(poi|per|red|tem|for)_|^Memcpy|^Memset|cask_|cutensor|cusparse|curand|"
+    r"^(void )?(ampere|hopper|volta|turing|maxwell|sm\d+)_|^void \(anonymous namespace\)::", re.I)
+# ... and the names of library kernels that an agent gives its own kernels too (a library's unless the submission
+# defines the kernel)
+FRAMEWORK_NAME_RE = re.compile(
+    r"sgemm|hgemm|implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|elementwise_kernel|"
+    r"reduce_kernel|CatArrayBatchedCopy|indexSelect|gatherTopK|radixSort|bitonicSort", re.I)
+_CUDA_KERNEL_DEF = re.compile(r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|[\w:<>*&]+)\s*)*?(?!__launch_bounds__)(\w+)\s*\(")
+_TRITON_KERNEL_DEF = re.compile(r"@triton\.jit\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def\s+(\w+)")
+
+
+def declared_kernels(code: str, built: bytes | None = None) -> frozenset[str]:
+    """Names of the GPU kernels a submission's source defines: CUDA `__global__` functions (with `built`, the bytes
+    of its compiled extensions, only those whose name is in them: a name in a comment or an unused string is no
+    kernel) and `@triton.jit` ones, as "triton:<name>"."""
+    cuda = {n for n in _CUDA_KERNEL_DEF.findall(code) if built is None or n.encode() in built}
+    return frozenset(cuda) | frozenset(f"triton:{n}" for n in _TRITON_KERNEL_DEF.findall(code))
+
+
+def own_kernels(job: dict) -> frozenset[str]:
+    """The kernels the submission being graded defines, its CUDA ones checked against its build."""
+    path = build.cached(job["build_key"], job.get("build_cache_root")) if job.get("build_key") else None
+    # plain files only: a cache written before builds were copied without links may hold one to anywhere
+    built = b"".join(f.read_bytes() for f in sorted(path.rglob("*.so")) if f.is_file() and not f.is_symlink()) \
+        if path else b""
+    return declared_kernels(job["submission_code"], built)
+
+
+def kernel_base_name(kernel: str) -> str:
+    """"void ns::name<128>(float*, int)" -> "name": the profiler's demangled kernel name without its signature."""
+    name = kernel.removeprefix("void ").split("(", 1)[0].split("<", 1)[0]
+    return name.rsplit("::", 1)[-1].strip()
+
+
+def library_kernel(kernel: str, own: frozenset[str] = frozenset()) -> bool:
+    """A kernel of the framework or a vendor library. One the submission defines itself (`own`) is not, unless its
+    name carries what only a framework or vendor kernel carries."""
+    if VENDOR_KERNEL_RE.search(kernel):
+        return True
+    base = kernel_base_name(kernel)
+    # a Triton kernel's name is bare: a templated or typed name is not one, whatever Python function shares it
+    mine = base in own or (f"triton:{base}" in own and not any(c in kernel for c in "(<"))
+    return bool(FRAMEWORK_NAME_RE.search(kernel)) and not mine
+
+
+# Namespaces of the framework's own and its vendor libraries' operators; a submission's torch.library ops live
+# in namespaces of their own, and whatever framework op they call inside is recorded under its own name too.
+FRAMEWORK_OP_NAMESPACES = {"aten", "prims", "mkldnn", "onednn", "quantized", "_quantized", "cudnn", "xnnpack", "mkl",
+                           "fbgemm"}
+
+
+def _op_tokens(name: str) -> tuple[str, ...] | None:
+    """A framework op's name as words ("aten::_masked_softmax" -> masked, softmax; "mkldnn::_linear_pointwise" ->
+    linear, pointwise; "aten::gelu_" -> gelu), or None for an op of any other namespace."""
+    ns, _, op = name.partition("::")
+    if not op or ns not in FRAMEWORK_OP_NAMESPACES:
+        return None
+    return tuple(w for w in op.split(".")[0].strip("_").split("_") if w)
+
+
+def _names_family(tokens: tuple[str, ...], family_ops: list[str]) -> bool:
+    """A family's op among the words, in a row: variants (in place, fused, masked, vendor-prefixed, pointwise
+    epilogues) carry the op's own words, and a name that merely contains its letters (bilinear, convert) does not."""
+    for op in family_ops:
+        words = tuple(w for w in op.strip("_").split("_") if w)
+        if any(tokens[i:i + len(words)] == words for i in range(len(tokens) - len(words) + 1)):
+            return True
+    return False
+
+
+def _families(ops: set[str], kernels: set[str], families: list[str], own: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+    """The op families among these framework ops and GPU kernels of the framework or a vendor library (a kernel of
+    the submission's own, `own`, may well be named after its op): {family: evidence}."""
+    found = {}
+    library = {k for k in kernels if library_kernel(k, own)}
+    words = {op: t for op in ops if (t := _op_tokens(op))}
+    for fam in families:
+        spec = OP_FAMILIES[fam]
+        ev = sorted(op for op, t in words.items() if _names_family(t, spec["ops"]))
+        ev += sorted(k for k in library if re.search(spec["kernels"], k, re.I))[:3]
+        if ev:
+            found[fam] = ev[:6]
+    return found
+
+
+def _profile_ref(ref, inputs, device):
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=acts) as prof:
+        _call(ref, clone_inputs(inputs), 0, "the reference")
+        timing.synchronize(device)
+    ops = {e.name for e in prof.events() if "::" in e.name and e.device_type != torch.autograd.DeviceType.CUDA}
+    kernels = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    return ops, kernels
+
+
+def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx,
+                   own: frozenset[str] = frozenset()) -> None:
+    """The reference's heavy op families that the candidate also runs (by framework op in any variant, or by the
+    vendor kernel that does the work, whoever launched it), and whether any kernel of its own ran; the profiled call
+    must be the work the timed calls did: right outputs, and no far longer busy time."""
+    inputs = fresh_inputs(mod, device, ctx)
+    ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
+    rng = draw_seed()
+    ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
+    before = _cpu_split(cand)
+    reply, outs, why = run_candidate(cand, inputs, ref_out, rng, "profile", cmd="profile")
+    _others_unseen(before, _cpu_split(cand), res)
+    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+    if not passed:  # a call that did nothing while observed shows nothing of the work it hides elsewhere
+        flag(res, "profile_mismatch", f"the profiled call's outputs are wrong ({why}): what the profiler saw is not "
+                                      "the work the timed calls did")
+    ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
+    observed_as_timed(channel.field(reply, "busy_ms", float), rules, device, res)
+    if device.type == "cpu" and reply.get("all_threads") is not True:
+        res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
+    forbidden = rules.get("forbidden_op_families") or []
+    ref_fams = _families(ref_ops, ref_kernels, forbidden)
+    barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)
+    cand_fams = _families(ops, kernels, sorted(barred), own)
+    if cand_fams:
+        name = lambda f: f if f in ref_fams else f"{f} (in place of the reference's {', '.join(sorted(ref_fams))})"
+        flag(res, "calls_reference_ops", "the candidate runs the reference's heavy work through the framework: "
+              + "; ".join(f"{name(f)}: {', '.join(ev)}" for f, ev in sorted(cand_fams.items())))
+    if device.type == "cuda":
+        res["flag_details"]["kernels"] = sorted(kernels)[:40]
+        custom = sorted(k for k in kernels if not library_kernel(k, own))
+        if not custom:
+            flag(res, "no_custom_kernel", "the profiler saw only framework kernels"
+                  + (f": {', '.join(sorted(kernels)[:6])}" if kernels else " (none at all)"))
+        if precision == "fp32":
+            low = sorted(k for k in kernels if REDUCED_PRECISION_KERNEL_RE.search(k))
+            if low:
+                res["flag_details"]["reduced_precision_kernels"] = low[:10]
+    else:
+        res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
+
+
+def observed_as_timed(busy_ms: float, rules, device, res) -> None:
+    """The profiled call against the timed ones: a submission that behaves differently while a profiler records
+    (its own slow kernel there, the framework's op in the timed calls) shows more work in the profile than its
+    timed calls took. Its busy time is the profiler's (a claim, like its op list), the timed median the bounded one."""
+    timed = res.get("sol_ms")
+    res["flag_details"]["profiled_busy_ms"] = round(busy_ms, 4)
+    if timed is None:
+        return
+    slack = rules["profile_busy_slack"]
+    margin = rules["profile_busy_margin_ms" if device.type == "cuda" else "profile_busy_margin_ms_cpu"]
+    if busy_ms > slack * timed + margin:
+        flag(res, "profile_mismatch", f"the profiled call kept the {'GPU' if device.type == 'cuda' else 'CPU'} busy "
+                                      f"{busy_ms:.4g} ms, its timed calls took {timed:.4g} ms (limit {slack}x + {margin} "
+                                      "ms): what the profiler saw is not what was timed")
+
+
+# CPU time of the submission's other processes during the profiled call that fails it: honest submissions have none
+# (0.000 ms measured); the profiler's own start and stop are the profiled process's
+PROFILE_OTHERS_MS = 0.02
+
+
+def _cpu_split(cand) -> tuple[float, float] | None:
+    """(the sandbox's CPU time, its harness processes' part) on a CPU grading with a cgroup, else None."""
+    total = cand.cpu_ms()
+    ours = cand.sb.harness_cpu_ms() if total is not None else None
+    return None if ours is None else (total, ours)
+
+
+def _others_unseen(before, after, res) -> None:
+    """The profile sees the candidate's own process: CPU work that the sandbox's other processes (children the
+    submission forked) did during the profiled call is work it could not see, so the check could not run."""
+    if before is None or after is None:
+        return
+    ours = after[1] - before[1]
+    others = (after[0] - before[0]) - ours
+    res["flag_details"]["profile_other_processes_ms"] = round(others, 3)
+    if others > PROFILE_OTHERS_MS:
+        flag(res, "check_failed", f"profile: other processes of the sandbox used {others:.3g} ms of CPU during the "
+                                  f"profiled call ({ours:.3g} ms in the profiled process), work the profile cannot see")
