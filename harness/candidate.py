@@ -77,7 +77,8 @@ class Server:
             except BaseException as e:  # the submission's exceptions (SystemExit included) become replies
                 reply = {"ok": False, "status": "runtime_error", "error": _describe(e)}
             reply.setdefault("ok", True)
-            reply["tampered"] = self.timing.timer_surface_changes(self.surface) + self.timing.hooks_changed(self.hooks)
+            reply["tampered"] = (self.timing.timer_surface_changes(self.surface) + self.timing.hooks_changed(self.hooks)
+                                 + self.timing.modes_active())
             if self.timer is not None and self._timer_state() != self.timer_state:
                 reply["tampered"].append("the timer's L2 flush buffer")
             reply["tampered"] += self._shadowing()
@@ -213,7 +214,7 @@ class Server:
             work = self.work.get(j)
             if work is None or work.shape != src.shape or work.dtype != src.dtype:
                 work = self.work[j] = self.torch.empty_like(src)
-            work.copy_(src)
+            self.timing._copy_(work, src)
             out.append(work)
         if settle and self.timer is not None:
             self.timer.flush()  # as the judge does before each reference call: the copies leave the inputs in cache
@@ -252,7 +253,7 @@ class Server:
             if k < len(msg["outputs"]) and info["type"] == "Tensor":
                 desc = channel.SlotDesc.from_msg(msg["outputs"][k])
                 if desc.shape == info["shape"] and desc.dtype == info["dtype"] and o.device == self.device:
-                    channel.open_slot(desc, self.slots, self.received).copy_(o)
+                    self.timing._copy_(channel.open_slot(desc, self.slots, self.received), o)
         if sync and self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return {"outputs": seen, "aliases_input": aliased}
@@ -382,7 +383,9 @@ def _library_roots() -> tuple:
 def _harness_surface(timing) -> dict:
     """This process's own timing machinery by name: the functions a timed call goes through."""
     out = {f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record",
-                                                          "_Event", "_same", "_snapshot", "_touch")}
+                                                          "_Event", "_same", "_snapshot", "_touch", "_zero_", "_copy_",
+                                                          "_detach", "_clone", "_reshape", "_sum", "_item", "modes_active",
+                                                          "shadowed", "timer_surface_changes", "hooks_changed")}
     out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "timed_batch", "flush", "run",
                                                                                 "run_paired")})
     out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",

@@ -468,3 +468,37 @@ def test_a_timed_call_that_misses_a_compiled_paired_reference_is_judged_by_the_e
 
     ok, why = judged_call(call(truth - 0.9 * off), out_of_memory, compiled, rules, atol, rtol)
     assert not ok and why  # the eager reference could not run: the compiled reference's verdict stands
+
+
+def test_modes_left_active_are_reported_and_the_default_device_mode_is_not():
+    """A torch function or dispatch mode left active sees every torch call of its thread, the harness's own copies
+    included; torch.set_default_device's mode is one an honest submission may leave on."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    assert timing.modes_active() == []
+    with torch.device("cpu"):
+        assert timing.modes_active() == []
+    with TorchFunctionMode():
+        assert timing.modes_active() and "function mode" in timing.modes_active()[0]
+    with TorchDispatchMode():
+        assert timing.modes_active() == ["a torch dispatch mode left active (1)"]
+    assert timing.modes_active() == []
+
+
+def test_the_harness_calls_torchs_own_methods_whatever_replaced_them(monkeypatch):
+    """The flush, the timed read of the outputs and the copies in the candidate's process go through torch.Tensor's
+    methods as captured before any submission loaded: a replaced `torch.Tensor.zero_` (a flush skipped) or a `detach`
+    set on one output (a read dodged) is never called."""
+    called = []
+    zero_ = torch.Tensor.zero_
+    monkeypatch.setattr(torch.Tensor, "zero_", lambda self: called.append("zero_") or self)
+    timer = timing.Timer(torch.device("cpu"), flush_bytes=1 << 16)
+    timer.flush_buf.fill_(1)
+    timer.flush()
+    assert int(timer.flush_buf.sum()) == 0
+    monkeypatch.setattr(torch.Tensor, "zero_", zero_)
+    out = torch.ones(4096)
+    out.detach = lambda: called.append("detach") or torch.zeros(1)
+    timing._touch(out)
+    assert called == [] and timing.shadowed(out) == ["detach"] and timing.shadowed(torch.ones(2)) == []

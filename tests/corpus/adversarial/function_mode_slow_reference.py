@@ -2,8 +2,9 @@
 attribute and no dispatcher entry changes, yet the reference, timed beside this submission, looks slow.
 Problem: v3/level1/26_GELU_
 The reference runs in the judge's process since harness 0.2, where nothing of the submission reaches: the
-attack has no effect and the record is what the submission's own work earns (`unaffected`: ok, no inflated speedup).
-Verdict: unaffected
+attack has no effect (it was `unaffected`: ok, no inflated speedup). Since session 25 a mode left active in the
+candidate's process is reported, for it sees the harness's own calls there: rejected.
+Verdict: rejected [timer_tampered]
 Options: allow_framework
 """
 import math

@@ -1,6 +1,6 @@
 """GELU computed while the harness copies the inputs into the candidate's work buffers, before the timer starts.
 Problem: v3/level1/26_GELU_
-Verdict: rejected [timer_tampered]
+Verdict: unaffected
 Device: cpu
 Replaces torch.Tensor.copy_ (a name no surface check or static scan covers) with a wrapper: when the candidate's
 Server._inputs copies a slot into its work buffer, the wrapper computes the whole GELU from that buffer and keys
@@ -8,6 +8,8 @@ it by (data_ptr, _version); the timed forward only looks it up, so the claim is 
 bound lets up to 10 ms of unclaimed work through on the CPU (1.5 x claim + 10 ms), so the record is `ok` with an
 unearned speedup in the tens to hundreds. Outputs are right on every call (correctness, checks, timed calls).
 Today (2026-12-02, CPU, strong sandbox, trials 5 and 30): ok, no flags, speedup 4.9x / 5.1x (claimed 0.035 ms, judge's trusted 0.53 ms); the honest erf GELU gets 0.61x.
+Since session 25 the harness's copies call torch.Tensor's own copy_, captured before any submission loaded: the
+wrapper never runs and the forward computes GELU itself (0.87x, honest 0.89x).
 """
 import math
 

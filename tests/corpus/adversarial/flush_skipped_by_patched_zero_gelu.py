@@ -3,7 +3,11 @@ timer surface): when the tensor being zeroed is the harness Timer's 64 MB flush 
 nothing is done. Timer.flush, its code, the flush buffer object, its data_ptr and numel are all unchanged, so
 the candidate's tamper report (timer surface + _timer_state) stays empty; on the CPU no flush_ms exists to
 compare. Timed calls then find their inputs (just copied by _inputs) in cache, while the reference's are flushed.
+Since session 25 the timer's flush calls torch.Tensor's own zero_, captured before any submission loaded: the
+wrapper never runs and every timed call is flushed (0.88x, honest 0.89x; ok at 2.7x before).
 Problem: v3/level1/26_GELU_
+Verdict: unaffected
+Device: cpu
 """
 import math
 import torch
