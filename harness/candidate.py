@@ -16,7 +16,9 @@ import traceback
 import types
 from pathlib import Path
 
-from kb_data.harness import channel
+# bound here, before any submission exists: a submission that replaces the channel module's functions (to work in
+# the untimed copy of its outputs) changes nothing this server calls
+from kb_data.harness.channel import ChannelError, Gate, SlotDesc, dtype_name, open_slot, recv, send
 
 
 def serve(sock: socket.socket) -> None:
@@ -47,6 +49,11 @@ class Server:
         # torch's own structseqs (torch.max(x, 1)'s), taken before the submission exists: a class that only names
         # that module could be anything
         self.return_types = {v for v in vars(torch.return_types).values() if isinstance(v, type)}
+        from torch.profiler import ProfilerActivity, profile
+
+        # the profiler as torch has it before the submission exists: a profile class swapped in torch.profiler, or
+        # an all-threads setting dropped, after that changes nothing here
+        self.profiler = (profile, ProfilerActivity, _all_threads())
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -62,8 +69,8 @@ class Server:
         while True:
             try:
                 fds: list[int] = []
-                msg = channel.recv(self.sock, fds=fds)
-            except channel.ChannelError:
+                msg = recv(self.sock, fds=fds)
+            except ChannelError:
                 os._exit(0)
             ids = msg.get("_fds") if isinstance(msg.get("_fds"), list) else []
             self.received = dict(zip(ids, fds))  # slot id -> the memfd that came with this message
@@ -83,9 +90,9 @@ class Server:
                 reply["tampered"].append("the timer's L2 flush buffer")
             reply["tampered"] += self._shadowing()
             try:
-                channel.send(self.sock, reply)
-            except (OSError, channel.ChannelError, ValueError) as e:
-                channel.send(self.sock, {"ok": False, "status": "runtime_error", "error": f"unsendable reply: {e}"})
+                send(self.sock, reply)
+            except (OSError, ChannelError, ValueError) as e:
+                send(self.sock, {"ok": False, "status": "runtime_error", "error": f"unsendable reply: {e}"})
             if cmd == "exit":
                 os._exit(0)
 
@@ -139,14 +146,14 @@ class Server:
         """Before any submission exists here: a model that does no work, whose timed calls show the judge what
         the channel, the timer and the output copies cost in this process (its timing bound subtracts it)."""
         self._use_device(msg)
-        outs = [channel.open_slot(channel.SlotDesc.from_msg(d), self.slots, self.received).clone() for d in msg["outputs"]]
+        outs = [open_slot(SlotDesc.from_msg(d), self.slots, self.received).clone() for d in msg["outputs"]]
         self.model = lambda *inputs: outs[0] if len(outs) == 1 else tuple(outs)
         if msg.get("gate") is None or self.device.type != "cuda" or self.gate is not None:
             return {}
         try:
-            gate = channel.Gate(channel.open_slot(channel.SlotDesc.from_msg(msg["gate"]), self.slots, self.received))
+            gate = Gate(open_slot(SlotDesc.from_msg(msg["gate"]), self.slots, self.received))
             gate.try_once(self.torch, self.device)
-        except (channel.ChannelError, OSError, AttributeError) as e:  # a driver without stream memory operations
+        except (ChannelError, OSError, AttributeError) as e:  # a driver without stream memory operations
             return {"gate": f"unavailable: {e}"}
         self.gate = gate
         return {"gate": "ok"}
@@ -192,8 +199,8 @@ class Server:
     def cmd_load_weights(self, msg: dict) -> dict:
         state = {}
         for w in msg["weights"]:
-            desc = channel.SlotDesc.from_msg(w["slot"])
-            state[w["key"]] = channel.open_slot(desc, self.slots, self.received).clone()
+            desc = SlotDesc.from_msg(w["slot"])
+            state[w["key"]] = open_slot(desc, self.slots, self.received).clone()
         res = self.model.load_state_dict(state, strict=False)
         if self.device.type == "cuda":
             self.torch.cuda.synchronize(self.device)
@@ -208,8 +215,8 @@ class Server:
             if "slot" not in x:
                 out.append(x["value"])
                 continue
-            desc = channel.SlotDesc.from_msg(x["slot"])
-            src = channel.open_slot(desc, self.slots, self.received)
+            desc = SlotDesc.from_msg(x["slot"])
+            src = open_slot(desc, self.slots, self.received)
             self.input_slots[src.untyped_storage().data_ptr()] = src
             work = self.work.get(j)
             if work is None or work.shape != src.shape or work.dtype != src.dtype:
@@ -245,15 +252,15 @@ class Server:
             own = self.timing.shadowed(o)  # a method of its own (a `detach` that dodges the timed read) runs later
             info = {"type": f"subclass:{type(o).__qualname__}" if type(o) is not torch.Tensor
                     else f"patched:Tensor with its own {', '.join(own[:4])}" if own else "Tensor",
-                    "shape": list(o.shape), "dtype": channel.dtype_name(o.dtype), "device": str(o.device)}
+                    "shape": list(o.shape), "dtype": dtype_name(o.dtype), "device": str(o.device)}
             seen.append(info)
             if o.numel():
                 st = o.untyped_storage()
                 aliased |= any(st.data_ptr() < hi and lo < st.data_ptr() + st.nbytes() for lo, hi in in_spans)
             if k < len(msg["outputs"]) and info["type"] == "Tensor":
-                desc = channel.SlotDesc.from_msg(msg["outputs"][k])
+                desc = SlotDesc.from_msg(msg["outputs"][k])
                 if desc.shape == info["shape"] and desc.dtype == info["dtype"] and o.device == self.device:
-                    self.timing._copy_(channel.open_slot(desc, self.slots, self.received), o)
+                    self.timing._copy_(open_slot(desc, self.slots, self.received), o)
         if sync and self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return {"outputs": seen, "aliases_input": aliased}
@@ -282,8 +289,8 @@ class Server:
                     lambda out: replies.append(self._deliver(out, call, inputs[c], sync=False)))
 
         def queued():  # the batch waits for its inputs: the judge writes them now, then opens the gate
-            channel.send(self.sock, {"queued": True})
-            channel.recv(self.sock)
+            send(self.sock, {"queued": True})
+            recv(self.sock)
 
         gate = msg.get("gate")
         hold = None
@@ -300,13 +307,12 @@ class Server:
             return self.model(*inputs)
 
     def cmd_profile(self, msg: dict) -> dict:
-        from torch.profiler import ProfilerActivity, profile
-
+        profile, ProfilerActivity, all_threads = self.profiler
         inputs = self._inputs(msg)
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device.type == "cuda" else [])
         # every thread's ops, not only this one's: the framework's op run on a helper thread is the submission's too
         # (on a GPU, CUPTI sees every thread's kernels by name; the setting is not yet tried there)
-        config = _all_threads() if self.device.type == "cpu" else None
+        config = all_threads if self.device.type == "cpu" else None
         with profile(activities=acts, experimental_config=config) as prof:
             out = self._forward(inputs, msg["rng"])
             if self.device.type == "cuda":
@@ -389,7 +395,15 @@ def _harness_surface(timing) -> dict:
     out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "timed_batch", "flush", "run",
                                                                                 "run_paired")})
     out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",
-                                                                       "_no_grad_call", "cmd_calibrate")})
+                                                                       "_no_grad_call", "cmd_calibrate", "cmd_profile",
+                                                                       "cmd_forward", "_shadowing", "_forward")})
+    me = sys.modules[__name__]
+    out.update({f"harness.candidate.{n}": (me, n) for n in ("open_slot", "send", "recv", "SlotDesc", "dtype_name",
+                                                             "_union_us", "_threads_left")})
+    import torch.profiler
+
+    out.update({f"torch.profiler.profile.{n}": (torch.profiler.profile, n) for n in ("__enter__", "__exit__", "start",
+                                                                                     "stop", "events")})
     return out
 
 

@@ -45,14 +45,17 @@ OP_FAMILIES = {
     "scan_sort": {"ops": ["cumsum", "cumprod", "sort", "topk", "argsort"], "kernels": r"radixSort|bitonicSort|gatherTopK|scan"},
     "fft": {"ops": ["_fft_c2c", "_fft_r2c", "_fft_c2r"], "kernels": r"fft"},
     "activation": {"ops": ["gelu", "silu", "mish", "hardswish", "softplus", "elu", "selu"], "kernels": r"gelu|silu"},
-    "resample": {"ops": ["upsample_bicubic2d", "upsample_bilinear2d", "upsample_nearest2d", "_embedding_bag",
-                         "grid_sampler_2d"], "kernels": r"upsample|grid_sampler"},
+    "resample": {"ops": ["upsample_bicubic2d", "upsample_bilinear2d", "upsample_nearest2d", "grid_sampler_2d"],
+                 "kernels": r"upsample|grid_sampler"},
+    "embedding_bag": {"ops": ["_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"],
+                      "kernels": r"embedding_bag|EmbeddingBag"},
 }
 
-# Families that can do another's heavy work (a GEMM as a 1x1 convolution or through attention, a convolution as a
-# GEMM over unfolded inputs, attention as two GEMMs, an average pool as a convolution, a softmax through attention):
-# where the reference runs the key, the candidate's framework ops may run none of these either.
-SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
+# Families that can do another's heavy work (a GEMM as a 1x1 convolution, through attention or as an embedding bag's
+# weighted sums, a convolution as a GEMM over unfolded inputs, attention as two GEMMs, an average pool as a
+# convolution, a softmax through attention): where the reference runs the key, the candidate's framework ops may run
+# none of these either.
+SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention", "embedding_bag"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
                        "softmax": ("attention",), "pool": ("conv",)}
 
 # The anti-cheat numbers every suite shares (our harness's, not upstream's): they travel in each row's rules.

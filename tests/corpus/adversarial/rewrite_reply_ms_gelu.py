@@ -1,8 +1,8 @@
 """Exact erf GELU whose timed-call replies claim 1/1000 of the measured time. The candidate server sends every reply
-through kb_data.harness.channel.send, a module function that is not on the timer surface the candidate snapshots
-(only timing.* and some Server methods are), and that no static rule names (the module is reached through
-sys.modules, never imported by name). The wrapper rewrites each timed call's "ms" after the server built the reply
-(its "tampered" list is already computed, and stays empty).
+through a `send` bound in its own module, which the wrapper replaces (the module is reached through sys.modules, never
+imported by name, so no static rule names it); it rewrites each timed call's "ms" and strips its own name from the
+reply's "tampered" list, which the server built before sending. Until session 25 the server called the channel
+module's `send`, which the wrapper replaced there.
 Found by the red team (session 21, open/rt21_rewrite_reply_ms_gelu): on the CPU the judge's bound is trusted <= 1.5 x
 claim + 10 ms, so any claim >= 0 passed for a call under ~10 ms (ok at 1447x; excessive_speedup is informational). On
 a GPU the gated bound and the roofline catch it. On the CPU now too: a claim under a quarter of the floor that the
@@ -17,18 +17,20 @@ import sys
 import torch
 import torch.nn as nn
 
-_ch = sys.modules.get("kb_data.harness." + "channel")
-if _ch is not None:
-    _send = _ch.send
+_server = sys.modules.get("kb_data.harness." + "candidate")
+if _server is not None:
+    _send = _server.send
 
     def _rewrite(sock, msg, *a, **k):
         if isinstance(msg, dict) and isinstance(msg.get("calls"), list):
             for r in msg["calls"]:
                 if isinstance(r, dict) and isinstance(r.get("ms"), float):
                     r["ms"] = r["ms"] / 1000.0
+        if isinstance(msg, dict) and isinstance(msg.get("tampered"), list):
+            msg["tampered"] = [t for t in msg["tampered"] if "send" not in t]
         return _send(sock, msg, *a, **k)
 
-    setattr(_ch, "se" + "nd", _rewrite)
+    setattr(_server, "se" + "nd", _rewrite)
 
 
 class Model(nn.Module):
