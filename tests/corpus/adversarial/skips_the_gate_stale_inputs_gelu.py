@@ -2,6 +2,8 @@
 on whatever its input slots held, the last batch's inputs, while the judge writes the new ones; the unread go is
 left for the server loop to drop. Its times then cover nothing of the judge's clock, and its outputs answer the
 last batch's inputs, not this one's.
+The server's own module is patched (its `send` and `recv`, bound there since session 25), and the wrapper strips
+its own names from the reply's tamper report, so that the judge's clocks are what is tested.
 Problem: v3/level1/26_GELU_
 Verdict: caught
 """
@@ -11,7 +13,7 @@ import sys
 import torch
 import torch.nn as nn
 
-_ch = sys.modules.get("kb_data.harness." + "channel")
+_ch = sys.modules.get("kb_data.harness." + "candidate")
 if _ch is not None:
     _recv = getattr(_ch, "re" + "cv")
 
@@ -22,6 +24,14 @@ if _ch is not None:
         return _recv(sock, *a, **k)
 
     setattr(_ch, "re" + "cv", _no_wait)
+    _send = getattr(_ch, "se" + "nd")
+
+    def _quiet(sock, msg, *a, **k):
+        if isinstance(msg, dict) and isinstance(msg.get("tampered"), list):
+            msg["tampered"] = [t for t in msg["tampered"] if "harness.candidate." not in t]
+        return _send(sock, msg, *a, **k)
+
+    setattr(_ch, "se" + "nd", _quiet)
 
 
 class Model(nn.Module):
