@@ -10,7 +10,7 @@ import torch
 
 from kb_data.harness import build, channel, timing
 from kb_data.harness.reference import _call, clone_inputs
-from kb_data.harness.session import draw_seed, flag, fresh_inputs, judged, run_candidate
+from kb_data.harness.session import draw_seed, flag, fresh_inputs, judged
 from kb_data.rules import OP_FAMILIES, SUBSTITUTE_FAMILIES
 
 REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
@@ -125,9 +125,9 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
     rng = draw_seed()
     ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
-    before = _cpu_split(cand)
-    reply, outs, why = run_candidate(cand, inputs, ref_out, rng, "profile", cmd="profile")
-    _others_unseen(before, _cpu_split(cand), res)
+    before = _cpu_split(cand, before=True)
+    reply, outs, why = _profiled_call(cand, inputs, ref_out, rng, device, res)
+    _others_unseen(before, _cpu_split(cand, before=False), res)
     passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
     if not passed:  # a call that did nothing while observed shows nothing of the work it hides elsewhere
         flag(res, "profile_mismatch", f"the profiled call's outputs are wrong ({why}): what the profiler saw is not "
@@ -158,6 +158,25 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         res["flag_details"]["cpu_ops"] = sorted(ops)[:40]
 
 
+def _profiled_call(cand, inputs: list, ref_out, rng: int, device, res) -> tuple[dict, list | None, str | None]:
+    """The candidate's profiled call, its inputs written only once it says its profiler runs (the timed batches'
+    gate, without a held stream): work that a thread of the submission starts on them, as they arrive, is then
+    recorded too."""
+    msg = {"cmd": "profile", "inputs": cand.slot_inputs(inputs, write=False), "outputs": cand.out_slots(ref_out),
+           "rng": rng, "gate": cand.next_gate()}
+
+    def ready(held: bool):
+        if not held:
+            flag(res, "check_failed", "profile: the candidate's inputs were written before it said its profiler ran")
+        cand.slot_inputs(inputs, sync=False)
+        timing.synchronize(device)
+
+    reply = cand.request(msg, "profile", ready=ready, queue_wait_s=PROFILER_START_S)
+    outs, why = cand.outputs(reply, ref_out)
+    cand.check_input_slots(inputs)
+    return reply, outs, why
+
+
 def observed_as_timed(busy_ms: float, rules, device, res) -> None:
     """The profiled call against the timed ones: a submission that behaves differently while a profiler records
     (its own slow kernel there, the framework's op in the timed calls) shows more work in the profile than its
@@ -174,16 +193,25 @@ def observed_as_timed(busy_ms: float, rules, device, res) -> None:
                                       "ms): what the profiler saw is not what was timed")
 
 
+# How long the judge waits for the candidate's profiler to start (CUPTI's first start takes a second or more)
+PROFILER_START_S = 60.0
+
+
 # CPU time of the submission's other processes during the profiled call that fails it: honest submissions have none
 # (0.000 ms measured); the profiler's own start and stop are the profiled process's
 PROFILE_OTHERS_MS = 0.02
 
 
-def _cpu_split(cand) -> tuple[float, float] | None:
-    """(the sandbox's CPU time, its harness processes' part) on a CPU grading with a cgroup, else None."""
-    total = cand.cpu_ms()
-    ours = cand.sb.harness_cpu_ms() if total is not None else None
-    return None if ours is None else (total, ours)
+def _cpu_split(cand, before: bool) -> tuple[float, float] | None:
+    """(the sandbox's CPU time, its harness processes' part) on a CPU grading with a cgroup, else None. The two are
+    read apart; before the call the harness's part first, after it last, so that the harness's own threads running
+    meanwhile can only lower the others' share, never raise it."""
+    reads = [cand.sb.harness_cpu_ms, cand.cpu_ms] if before else [cand.cpu_ms, cand.sb.harness_cpu_ms]
+    first = reads[0]()
+    second = reads[1]() if first is not None else None
+    if second is None:
+        return None
+    return (second, first) if before else (first, second)
 
 
 def _others_unseen(before, after, res) -> None:

@@ -59,12 +59,12 @@ class Candidate:
         self.res = res
         res["sandbox"] = level
 
-    def request(self, msg: dict, stage: str, ready=None) -> dict:
+    def request(self, msg: dict, stage: str, ready=None, queue_wait_s: float | None = None) -> dict:
         """Send a command and wait for its reply (within the job's time); a dead, silent or malformed
-        candidate ends the grading with a status naming the stage. With `ready` (a timed batch behind the gate):
-        once the candidate says the batch is queued, or after QUEUE_WAIT_S (a forward that waits for the GPU cannot
-        queue it all), ready(held) writes the batch's inputs (`held`: the batch said it was queued) and the gate
-        opens."""
+        candidate ends the grading with a status naming the stage. With `ready` (a timed batch behind the gate, or
+        the profiled call): once the candidate says the batch is queued (its profiler runs), or after `queue_wait_s`
+        (default QUEUE_WAIT_S: a forward that waits for the GPU cannot queue it all), ready(held) writes the batch's inputs (`held`: the
+        batch said it was queued) and the gate opens."""
         self.stage = stage
         left = self.deadline - timing._perf_counter()
         if left <= 0:
@@ -76,7 +76,7 @@ class Candidate:
             channel.send(self.sb.sock, msg, fds)
             reply = None
             if ready is not None:
-                first = self._queued(min(QUEUE_WAIT_S, left))
+                first = self._queued(min(QUEUE_WAIT_S if queue_wait_s is None else queue_wait_s, left))
                 if first is QUEUED or first is None:
                     ready(first is QUEUED)
                     self.open_gate(msg["gate"])

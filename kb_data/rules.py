@@ -49,13 +49,14 @@ OP_FAMILIES = {
                  "kernels": r"upsample|grid_sampler"},
     "embedding_bag": {"ops": ["_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"],
                       "kernels": r"embedding_bag|EmbeddingBag"},
+    "rnn": {"ops": ["lstm", "gru", "rnn", "rnn_tanh", "rnn_relu"], "kernels": r"rnn|lstm|gru"},
 }
 
-# Families that can do another's heavy work (a GEMM as a 1x1 convolution, through attention or as an embedding bag's
-# weighted sums, a convolution as a GEMM over unfolded inputs, attention as two GEMMs, an average pool as a
+# Families that can do another's heavy work (a GEMM as a 1x1 convolution, through attention, as an embedding bag's
+# weighted sums or inside a recurrent cell's gates, a convolution as a GEMM over unfolded inputs, attention as two GEMMs, an average pool as a
 # convolution, a softmax through attention): where the reference runs the key, the candidate's framework ops may run
 # none of these either.
-SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention", "embedding_bag"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
+SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention", "embedding_bag", "rnn"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
                        "softmax": ("attention",), "pool": ("conv",)}
 
 # The anti-cheat numbers every suite shares (our harness's, not upstream's): they travel in each row's rules.

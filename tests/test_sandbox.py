@@ -440,7 +440,7 @@ def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(
     real_send = channel.send
 
     def send(sock, msg, fds=()):
-        if isinstance(msg, dict) and msg.get("cmd") in ("timed", "go"):
+        if isinstance(msg, dict) and msg.get("cmd") in ("timed", "go", "profile"):
             sent.append(msg["cmd"])
         return real_send(sock, msg, fds)
 
@@ -449,5 +449,5 @@ def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=12, max_batch=4)
     assert res["status"] == "ok" and "timer_tampered" not in res["flags"], (res["error"], res["flags"])
-    assert sent.count("timed") >= 4 and sent.count("go") == sent.count("timed"), sent
+    assert sent.count("timed") >= 4 and sent.count("go") == sent.count("timed") + sent.count("profile"), sent
     assert res["flag_details"]["timing_bound"]["gate"] == "the candidate's go"
