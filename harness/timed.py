@@ -109,7 +109,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             # a claim under what the judge's clock allows is not believed: the batch is timed at that floor
             claimed = statistics.fmean(t["ms"] for t in counted)
             bound["floored"] = claimed < bound["floor_ms"]
-            cand_batches.append(max(claimed, bound["floor_ms"]))
+            cand_batches.append(max(claimed, bound["floor_ms"], bound.get("share_ms", 0.0)))
             ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
             if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
                 for side, key in (("candidate", "ms"), ("reference", "ref_ms")):
@@ -384,6 +384,11 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
              "held": held if gated else None}
     if trusted_cpu is not None:
         bound["trusted_cpu_ms"] = trusted_cpu
+        # more CPU than its cores could give in the batch's time: it ran on more than its share (the paired reference
+        # runs on that share), so the batch counts what its work takes there
+        share = cpu_threads()
+        if cpu_ms > rules["cpu_share_slack"] * share * wall_ms + rules["cpu_share_margin_ms"]:
+            bound["share_ms"] = trusted_cpu / share
     return bound
 
 
@@ -410,6 +415,7 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
         "margin_ms": worst["margin_ms"], "batches": len(counted), "over_bound": len(over),
         "floored": sum(bool(b.get("floored")) for b in counted), "over_round_trip": len(impossible),
         "held": sum(b["held"] is True for b in counted),
+        "over_cpu_share": sum("share_ms" in b for b in counted),
         # how far the judge's clock stands from the claims over all batches, not only the worst (per call)
         "trusted_less_claimed_ms_p10_p50_p90": _quantiles([b["trusted_ms"] - b["claimed_ms"] for b in counted]),
         "trusted_over_claimed_p10_p50_p90": _quantiles([b["trusted_ms"] / b["claimed_ms"] for b in counted

@@ -69,6 +69,8 @@ CHECKS = {
     "profile_busy_slack": 1.5,
     "profile_busy_margin_ms": 0.05,
     "profile_busy_margin_ms_cpu": 10.0,
+    "cpu_share_slack": 1.25,
+    "cpu_share_margin_ms": 2.0,
     "timing_bound_slack": 1.5,
     "timing_bound_margin_ms": 1.0,
     "timing_bound_margin_ms_cpu": 10.0,

@@ -36,7 +36,7 @@ SCHEMA_VERSION = "1.12"  # 1.1: timing_method on baselines and run records; 1.2:
 # timing bound of a GPU batch held behind the judge's gate (timing_bound_slack_gated,
 # timing_bound_margin_ms_gated, timing_bound_margin_ms_gated_batch); 1.11: the CPU's roofline share (roofline_slack_cpu);
 # 1.12: the profiled call held to the timed ones (flag profile_mismatch; profile_busy_slack, profile_busy_margin_ms,
-# profile_busy_margin_ms_cpu)
+# profile_busy_margin_ms_cpu) and a CPU batch held to its share of the cores (cpu_share_slack, cpu_share_margin_ms)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -161,6 +161,8 @@ RULES = pa.struct([
     ("profile_busy_slack", F64),     # the profiled call's work (its GPU kernels, its CPU ops) over this many times
     ("profile_busy_margin_ms", F64),  # ... the timed median plus this (GPU) is profile_mismatch
     ("profile_busy_margin_ms_cpu", F64),  # ... or this (CPU)
+    ("cpu_share_slack", F64),        # a CPU batch whose sandbox used more CPU than this many times its cores' share ...
+    ("cpu_share_margin_ms", F64),    # ... of its round trip, plus this, is timed as its work takes on that share
 ])
 
 

@@ -502,3 +502,18 @@ def test_the_harness_calls_torchs_own_methods_whatever_replaced_them(monkeypatch
     out.detach = lambda: called.append("detach") or torch.zeros(1)
     timing._touch(out)
     assert called == [] and timing.shadowed(out) == ["detach"] and timing.shadowed(torch.ones(2)) == []
+
+
+def test_a_cpu_batch_over_its_cores_share_counts_its_work_on_that_share():
+    """The candidate and the paired reference each get half the cores; a batch whose sandbox used more CPU than that
+    share could give in the batch's round trip ran on the reference's half too, and is timed as its work takes on its
+    own share (a red-team LayerNorm on every core: 0.35-0.41x against 0.21-0.23x on its share)."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.harness.session import cpu_threads
+    from kb_data.rules import CHECKS
+
+    ctx, cpu, share = {"overhead_ms": 1.0, "overhead_cpu_ms": 1.0}, torch.device("cpu"), cpu_threads()
+    honest = timed_loop._batch_bound(4 * 20.0, 4, 18.0, True, ctx, CHECKS, cpu, False, cpu_ms=4 * 20.0 * share)
+    assert "share_ms" not in honest
+    greedy = timed_loop._batch_bound(4 * 20.0, 4, 18.0, True, ctx, CHECKS, cpu, False, cpu_ms=4 * 40.0 * share)
+    assert greedy["share_ms"] == pytest.approx((40.0 * share - 1.0) / share)

@@ -1,8 +1,11 @@
 """The op-by-op LayerNorm with torch's intra-op threads raised to every core, while the judge gives each side half and
 times the paired reference on its half (red team, session 25: ok at 0.35-0.41x against 0.21-0.23x for the same code
-on its share; the record's trusted_cpu_ms stood at twice the claim). Open on the CPU (SECURITY.md: CPU threads on a
-CPU grading); a cgroup CPU quota for the sandbox would close it where the harness can set one.
+on its share; the record's trusted_cpu_ms stood at twice the claim). Open on the CPU until session 25 (SECURITY.md: CPU threads on a
+CPU grading). Since then a CPU batch whose sandbox used more CPU than its cores' share of the round trip is timed
+as its work takes on that share (`cpu_share_*` in rules): 0.19x against the same code's 0.23x.
 Problem: v3/level1/40_LayerNorm
+Verdict: unaffected
+Device: cpu
 """
 import os
 import torch
