@@ -18,7 +18,8 @@ from pathlib import Path
 
 # bound here, before any submission exists: a submission that replaces the channel module's functions (to work in
 # the untimed copy of its outputs) changes nothing this server calls
-from kb_data.harness.channel import ChannelError, Gate, SlotDesc, dtype_name, open_slot, recv, send
+from kb_data.harness.channel import (PROFILE_LIST_MAX, ChannelError, Gate, SlotDesc, dtype_name, open_slot, recv,
+                                     send)
 
 
 def serve(sock: socket.socket) -> None:
@@ -337,7 +338,8 @@ class Server:
         # lists keep all that ran while recording, work a helper thread started as the inputs arrived included
         spans = [(max(lo, start), hi) for lo, hi in spans if hi > start]
         reply = self._deliver(out, msg, inputs)
-        reply.update(ops=sorted(ops)[:2000], kernels=sorted(kernels)[:2000], all_threads=config is not None,
+        reply.update(ops=sorted(ops)[:PROFILE_LIST_MAX], kernels=sorted(kernels)[:PROFILE_LIST_MAX],
+                     all_threads=config is not None,
                      busy_ms=_union_us(spans) / 1e3)
         return reply
 

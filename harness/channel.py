@@ -26,6 +26,10 @@ DTYPES = ("float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_
           "int32", "int64", "bool", "complex64")
 
 
+PROFILE_LIST_MAX = 2000  # distinct op and kernel names a profile reply carries (an honest one has tens): a list that
+# reaches it may have lost the framework's names and fails the profile (harness/profiled.py)
+
+
 class ChannelError(Exception):
     """The other side sent something malformed, too large, nothing in time, or hung up."""
 

@@ -4,6 +4,7 @@ calls (the same outputs, no far longer busy time), and against the sandbox's oth
 cannot see). The profile itself is the candidate's claim (SECURITY.md, Residual risks)."""
 from __future__ import annotations
 
+import functools
 import re
 
 import torch
@@ -70,11 +71,18 @@ FRAMEWORK_OP_NAMESPACES = {"aten", "prims", "mkldnn", "onednn", "quantized", "_q
                            "fbgemm"}
 
 
+@functools.lru_cache(maxsize=1)
+def framework_namespaces() -> frozenset[str]:
+    """Every namespace of the framework's operators: those its dispatcher holds in this process (the judge's, which
+    never loads a submission: `mkldnn_prepacked`, `sparse`, `inductor`, ... beside aten) and the vendor ones above."""
+    return frozenset({n.partition("::")[0] for n in torch._C._dispatch_get_all_op_names()} | FRAMEWORK_OP_NAMESPACES)
+
+
 def _op_tokens(name: str) -> tuple[str, ...] | None:
     """A framework op's name as words ("aten::_masked_softmax" -> masked, softmax; "mkldnn::_linear_pointwise" ->
     linear, pointwise; "aten::gelu_" -> gelu), or None for an op of any other namespace."""
     ns, _, op = name.partition("::")
-    if not op or ns not in FRAMEWORK_OP_NAMESPACES:
+    if not op or ns not in framework_namespaces():
         return None
     return tuple(w for w in op.split(".")[0].strip("_").split("_") if w)
 
@@ -132,7 +140,10 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     if not passed:  # a call that did nothing while observed shows nothing of the work it hides elsewhere
         flag(res, "profile_mismatch", f"the profiled call's outputs are wrong ({why}): what the profiler saw is not "
                                       "the work the timed calls did")
-    ops, kernels = set(channel.string_list(reply, "ops", 2000, 300)), set(channel.string_list(reply, "kernels", 2000, 300))
+    ops, kernels = (set(channel.string_list(reply, k, channel.PROFILE_LIST_MAX, 300)) for k in ("ops", "kernels"))
+    full = [k for k, got in (("ops", ops), ("kernels", kernels)) if len(got) >= channel.PROFILE_LIST_MAX]
+    if full:  # a list cut at its length may have lost the framework's names (flooded with names of no op)
+        flag(res, "check_failed", f"profile: {' and '.join(full)} reached the {channel.PROFILE_LIST_MAX} names the judge reads")
     observed_as_timed(channel.field(reply, "busy_ms", float), rules, device, res)
     if device.type == "cpu" and reply.get("all_threads") is not True:
         res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"

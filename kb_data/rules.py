@@ -26,7 +26,7 @@ OP_FAMILIES = {
     "gemm": {"ops": ["mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum", "_scaled_mm",
                      "addbmm", "tensordot", "_addmm_activation"],
              "kernels": r"gemm|cublas|cutlass|xmma|nvjet|sm\d+_xmma|gemv|splitKreduce|cask_|ampere_|hopper_"},
-    "conv": {"ops": ["convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv": {"ops": ["conv", "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                      "conv_transpose3d", "cudnn_convolution", "mkldnn_convolution", "conv_depthwise2d",
                      "_conv_depthwise2d", "slow_conv2d_forward", "cudnn_convolution_transpose"],
              "kernels": r"cudnn|implicit_convolve|precomputed_convolve|explicit_convolve|conv2d|convolve|fprop|dgrad|wgrad"},
@@ -50,13 +50,14 @@ OP_FAMILIES = {
     "embedding_bag": {"ops": ["_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"],
                       "kernels": r"embedding_bag|EmbeddingBag"},
     "rnn": {"ops": ["lstm", "gru", "rnn", "rnn_tanh", "rnn_relu"], "kernels": r"rnn|lstm|gru"},
+    "linalg_solve": {"ops": ["solve", "lstsq", "inv", "inverse"], "kernels": r"trsm|getr[sf]|potr[sf]|cusolver|magma"},
 }
 
 # Families that can do another's heavy work (a GEMM as a 1x1 convolution, through attention, as an embedding bag's
-# weighted sums or inside a recurrent cell's gates, a convolution as a GEMM over unfolded inputs, attention as two GEMMs, an average pool as a
+# weighted sums, inside a recurrent cell's gates or a triangular solve, a convolution as a GEMM over unfolded inputs, attention as two GEMMs, an average pool as a
 # convolution, a softmax through attention): where the reference runs the key, the candidate's framework ops may run
 # none of these either.
-SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention", "embedding_bag", "rnn"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
+SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention", "embedding_bag", "rnn", "linalg_solve"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
                        "softmax": ("attention",), "pool": ("conv",)}
 
 # The anti-cheat numbers every suite shares (our harness's, not upstream's): they travel in each row's rules.
