@@ -18,7 +18,7 @@ from kb_data.harness import timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _rel_change, batch_rows,
                                        clone_inputs, compare, degenerate_reason, out_of_memory, rows_apart)
-from kb_data.harness.profiled import own_kernels, profile_checks
+from kb_data.harness.profiled import profile_checks
 from kb_data.harness.session import (draw_seed, flag, fresh_inputs, judged, off_distribution, run_candidate,
                                      weight_slots)
 from kb_data.schema import FLAGS
@@ -86,7 +86,7 @@ assert set(CHECKS) == set(FLAGS), sorted(set(FLAGS) ^ set(CHECKS))  # every flag
 def dynamic_checks(cand, mod, ref, state, rules, device, precision, atol, rtol, res, ctx, job) -> None:
     checks = [
         ("profile", job.get("require_custom_kernel", True),
-         lambda: profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx, own_kernels(job))),
+         lambda: profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx, job)),
         ("constant", True, lambda: constant_check(res, ctx, rules)),
         ("degenerate", True, lambda: degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx)),
         ("fp64", job.get("check_fp64", True), lambda: precision_check(cand, mod, ref, rules, device, precision, res, ctx)),

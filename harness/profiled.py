@@ -39,13 +39,36 @@ def declared_kernels(code: str, built: bytes | None = None) -> frozenset[str]:
     return frozenset(cuda) | frozenset(f"triton:{n}" for n in _TRITON_KERNEL_DEF.findall(code))
 
 
-def own_kernels(job: dict) -> frozenset[str]:
-    """The kernels the submission being graded defines, its CUDA ones checked against its build."""
+def built_bytes(job: dict) -> bytes:
+    """The bytes of the submission's cached build: its compiled extensions (.so) and any exported program packages
+    (.pt2, stored zips of generated code and libraries)."""
     path = build.cached(job["build_key"], job.get("build_cache_root")) if job.get("build_key") else None
     # plain files only: a cache written before builds were copied without links may hold one to anywhere
-    built = b"".join(f.read_bytes() for f in sorted(path.rglob("*.so")) if f.is_file() and not f.is_symlink()) \
-        if path else b""
-    return declared_kernels(job["submission_code"], built)
+    return b"".join(f.read_bytes() for f in sorted(path.rglob("*")) if f.suffix in (".so", ".pt2") and f.is_file()
+                    and not f.is_symlink()) if path else b""
+
+
+def own_kernels(job: dict, built: bytes | None = None) -> frozenset[str]:
+    """The kernels the submission being graded defines, its CUDA ones checked against its build."""
+    return declared_kernels(job["submission_code"], built_bytes(job) if built is None else built)
+
+
+# The framework's kernels below its dispatcher, as a compiled extension links them (Itanium-mangled at::native:: and
+# at::cpublas:: names): called so, they run without an op the profiler records
+_LINKED_NATIVE = re.compile(rb"_ZN2at(?:6native|7cpublas)(\d+)")
+# torch.compile's ahead-of-time code (AOTInductor) in a build: generated kernels and the shims they call
+_AOT_INDUCTOR_MARKS = (b"aoti_torch_", b"aotinductor/")
+
+
+def linked_framework_ops(built: bytes) -> frozenset[str]:
+    """The framework's native kernels a build links, as aten op names ("aten::structured_mm_out_cpu")."""
+    names = set()
+    for m in _LINKED_NATIVE.finditer(built):
+        n = int(m.group(1))
+        name = built[m.end():m.end() + n]
+        if len(name) == n and re.fullmatch(rb"\w+", name):
+            names.add("aten::" + name.decode())
+    return frozenset(names)
 
 
 def kernel_base_name(kernel: str) -> str:
@@ -124,11 +147,12 @@ def _profile_ref(ref, inputs, device):
     return ops, kernels
 
 
-def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx,
-                   own: frozenset[str] = frozenset()) -> None:
+def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ctx, job: dict | None = None) -> None:
     """The reference's heavy op families that the candidate also runs (by framework op in any variant, or by the
     vendor kernel that does the work, whoever launched it), and whether any kernel of its own ran; the profiled call
     must be the work the timed calls did: right outputs, and no far longer busy time."""
+    built = built_bytes(job) if job else b""
+    own = own_kernels(job, built) if job else frozenset()
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
     rng = draw_seed()
@@ -147,6 +171,12 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     observed_as_timed(channel.field(reply, "busy_ms", float), rules, device, res)
     if device.type == "cpu" and reply.get("all_threads") is not True:
         res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
+    linked = linked_framework_ops(built)  # run by the extension itself, where no profiler sees them
+    if linked:
+        res["flag_details"]["linked_framework_kernels"] = sorted(linked)[:20]
+        ops |= linked
+    if any(mark in built for mark in _AOT_INDUCTOR_MARKS):
+        flag(res, "calls_reference_ops", "the build holds torch.compile's ahead-of-time code (AOTInductor)")
     forbidden = rules.get("forbidden_op_families") or []
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
     barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)

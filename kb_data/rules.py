@@ -23,7 +23,7 @@ PRECISION_CLASS = {
 # Families of heavy framework work, by the framework ops that do it (matched by their words, harness/profiled.py) and
 # the vendor-library kernels that run it (whoever launched them). A candidate that runs a family its problem's reference runs did not write that part.
 OP_FAMILIES = {
-    "gemm": {"ops": ["mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum", "_scaled_mm",
+    "gemm": {"ops": ["gemm", "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum", "_scaled_mm",
                      "addbmm", "tensordot", "_addmm_activation"],
              "kernels": r"gemm|cublas|cutlass|xmma|nvjet|sm\d+_xmma|gemv|splitKreduce|cask_|ampere_|hopper_"},
     "conv": {"ops": ["conv", "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

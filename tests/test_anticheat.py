@@ -76,6 +76,9 @@ CPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cpu")]
 @pytest.mark.parametrize("entry", CPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in CPU_ENTRIES])
 def test_corpus_cpu(entry, tmp_path, monkeypatch):
     _needs_isolation(entry)
+    if "builds" in entry.options and os.environ.get("KB_CORPUS_BUILDS") != "1":
+        pytest.skip("compiles in its build stage (30-45 s on 2 cores): KB_CORPUS_BUILDS=1 grades it; "
+                    "test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks checks the reading")
     if entry.path.parent.name == "hostile":  # its build stage runs every time: a cached build would skip the attack
         monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
     rec = _grade(entry, SMALL_PROBLEMS, "cpu", trials=5)
@@ -242,3 +245,29 @@ def test_a_resident_gpu_judge_gives_every_corpus_entry_of_its_problems_the_verdi
               and ("needs_isolation" not in e.options or os.geteuid() == 0)]
     recs = _resident_batch(tmp_path, chosen, "cuda:0", default_problems_root(), BaselineIndex.shipped(), trials=None)
     assert sum(map(_resident, recs)) >= len(recs) - 2 * len(problems), [_resident(r) for r in recs]
+
+
+def test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks(tmp_path):
+    """A compiled extension that calls the framework's kernels below the dispatcher (at::native's structured_mm_out_cpu,
+    at::cpublas::gemm) runs no op the profiler records: the judge reads those linked names from the cached build as
+    ops of the profile, where the families find them. An exported AOTInductor package (a stored zip) in the build is
+    torch.compile's code. Built from the mangled names and the package layout the red team's builds held."""
+    from kb_data.harness import build
+    from kb_data.harness.profiled import _AOT_INDUCTOR_MARKS, _families, built_bytes, linked_framework_ops
+    from kb_data.rules import OP_FAMILIES
+
+    ext = tmp_path / "cache" / ("k" * 32) / build.EXTENSIONS / "ext"
+    ext.mkdir(parents=True)
+    (ext / "ext.so").write_bytes(b"\0_ZN2at6native21structured_mm_out_cpu4implERKNS_6TensorES4_S4\0"
+                                 b"_ZN2at7cpublas4gemmENS0_13TransposeTypeE\0_ZN2at6native99short\0")
+    (ext / "notes.txt").write_bytes(b"_ZN2at6native14layer_norm_cpuERKNS_6TensorE")  # not a library: not read
+    job = {"build_key": "k" * 32, "build_cache_root": str(tmp_path / "cache"), "submission_code": ""}
+    linked = linked_framework_ops(built_bytes(job))
+    assert linked == {"aten::structured_mm_out_cpu", "aten::gemm"}
+    assert set(_families(linked, set(), sorted(OP_FAMILIES))) == {"gemm"}
+    assert not any(m in built_bytes(job) for m in _AOT_INDUCTOR_MARKS)
+    import zipfile
+
+    with zipfile.ZipFile(ext / "ln.pt2", "w", zipfile.ZIP_STORED) as z:
+        z.writestr("ln/data/aotinductor/model/wrapper.cpp", "aoti_torch_get_data_ptr(...);")
+    assert any(m in built_bytes(job) for m in _AOT_INDUCTOR_MARKS)

@@ -11,6 +11,8 @@ Each file's docstring says what it does and the verdict it must get:
                                            "ok" in hostile/: the attack's side effects are what is tested)
     Device: cuda | cpu                     where it can run (default: both)
     Options: allow_framework               grade with framework ops allowed (the reference itself)
+             builds                        compiles an extension or a package in its build stage (half a minute or
+                                           more on a CPU): graded by the CPU corpus test when KB_CORPUS_BUILDS=1
 """
 from __future__ import annotations
 
