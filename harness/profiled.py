@@ -39,18 +39,19 @@ def declared_kernels(code: str, built: bytes | None = None) -> frozenset[str]:
     return frozenset(cuda) | frozenset(f"triton:{n}" for n in _TRITON_KERNEL_DEF.findall(code))
 
 
-def built_bytes(job: dict) -> bytes:
-    """The bytes of the submission's cached build: its compiled extensions (.so) and any exported program packages
-    (.pt2, stored zips of generated code and libraries)."""
+def built_bytes(job: dict, libraries_only: bool = False) -> bytes:
+    """The bytes of the submission's cached build: every file of it (a library renamed, an object file, an exported
+    program package: a stored zip of generated code), or only its compiled extensions (.so)."""
     path = build.cached(job["build_key"], job.get("build_cache_root")) if job.get("build_key") else None
     # plain files only: a cache written before builds were copied without links may hold one to anywhere
-    return b"".join(f.read_bytes() for f in sorted(path.rglob("*")) if f.suffix in (".so", ".pt2") and f.is_file()
-                    and not f.is_symlink()) if path else b""
+    return b"".join(f.read_bytes() for f in sorted(path.rglob("*")) if (not libraries_only or f.suffix == ".so")
+                    and f.is_file() and not f.is_symlink()) if path else b""
 
 
-def own_kernels(job: dict, built: bytes | None = None) -> frozenset[str]:
-    """The kernels the submission being graded defines, its CUDA ones checked against its build."""
-    return declared_kernels(job["submission_code"], built_bytes(job) if built is None else built)
+def own_kernels(job: dict) -> frozenset[str]:
+    """The kernels the submission being graded defines, its CUDA ones checked against its compiled extensions (a
+    name in its sources or comments is no kernel)."""
+    return declared_kernels(job["submission_code"], built_bytes(job, libraries_only=True))
 
 
 # The framework's kernels below its dispatcher, as a compiled extension links them (Itanium-mangled at::native:: and
@@ -152,7 +153,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     vendor kernel that does the work, whoever launched it), and whether any kernel of its own ran; the profiled call
     must be the work the timed calls did: right outputs, and no far longer busy time."""
     built = built_bytes(job) if job else b""
-    own = own_kernels(job, built) if job else frozenset()
+    own = own_kernels(job) if job else frozenset()
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
     rng = draw_seed()

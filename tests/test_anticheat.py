@@ -260,11 +260,11 @@ def test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks(tmp_p
     ext.mkdir(parents=True)
     (ext / "ext.so").write_bytes(b"\0_ZN2at6native21structured_mm_out_cpu4implERKNS_6TensorES4_S4\0"
                                  b"_ZN2at7cpublas4gemmENS0_13TransposeTypeE\0_ZN2at6native99short\0")
-    (ext / "notes.txt").write_bytes(b"_ZN2at6native14layer_norm_cpuERKNS_6TensorE")  # not a library: not read
+    (ext / "renamed.so.1").write_bytes(b"_ZN2at6native14layer_norm_cpuERKNS_6TensorE")  # every file of the build
     job = {"build_key": "k" * 32, "build_cache_root": str(tmp_path / "cache"), "submission_code": ""}
     linked = linked_framework_ops(built_bytes(job))
-    assert linked == {"aten::structured_mm_out_cpu", "aten::gemm"}
-    assert set(_families(linked, set(), sorted(OP_FAMILIES))) == {"gemm"}
+    assert linked == {"aten::structured_mm_out_cpu", "aten::gemm", "aten::layer_norm_cpu"}
+    assert set(_families(linked, set(), sorted(OP_FAMILIES))) == {"gemm", "norm"}
     assert not any(m in built_bytes(job) for m in _AOT_INDUCTOR_MARKS)
     import zipfile
 
