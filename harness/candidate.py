@@ -126,7 +126,7 @@ class Server:
             return []
         changed = []
         for label, obj in self._watched().items():
-            cls, base = self.watched.get(label, (type(obj), set()))
+            cls, base = self.watched[label]
             own = [n for n in self.timing.shadowed(obj) if n not in base]
             if type(obj) is not cls or own:
                 changed.append(f"{label} ({', '.join(own[:4]) or 'its class'}, on the instance)")

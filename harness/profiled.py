@@ -39,19 +39,20 @@ def declared_kernels(code: str, built: bytes | None = None) -> frozenset[str]:
     return frozenset(cuda) | frozenset(f"triton:{n}" for n in _TRITON_KERNEL_DEF.findall(code))
 
 
-def built_bytes(job: dict, libraries_only: bool = False) -> bytes:
-    """The bytes of the submission's cached build: every file of it (a library renamed, an object file, an exported
-    program package: a stored zip of generated code), or only its compiled extensions (.so)."""
+def built_files(job: dict) -> list[tuple[str, bytes]]:
+    """(suffix, bytes) of every file of the submission's cached build: its compiled extensions, a library renamed, an
+    object file, an exported program package (a stored zip of generated code)."""
     path = build.cached(job["build_key"], job.get("build_cache_root")) if job.get("build_key") else None
     # plain files only: a cache written before builds were copied without links may hold one to anywhere
-    return b"".join(f.read_bytes() for f in sorted(path.rglob("*")) if (not libraries_only or f.suffix == ".so")
-                    and f.is_file() and not f.is_symlink()) if path else b""
+    return [(f.suffix, f.read_bytes()) for f in sorted(path.rglob("*")) if f.is_file() and not f.is_symlink()] \
+        if path else []
 
 
-def own_kernels(job: dict) -> frozenset[str]:
+def own_kernels(job: dict, files: list[tuple[str, bytes]] | None = None) -> frozenset[str]:
     """The kernels the submission being graded defines, its CUDA ones checked against its compiled extensions (a
-    name in its sources or comments is no kernel)."""
-    return declared_kernels(job["submission_code"], built_bytes(job, libraries_only=True))
+    name in its sources or comments is no kernel); `files`: its build's, when already read."""
+    files = built_files(job) if files is None else files
+    return declared_kernels(job["submission_code"], b"".join(data for suffix, data in files if suffix == ".so"))
 
 
 # The framework's kernels below its dispatcher, as a compiled extension links them (Itanium-mangled at::native:: and
@@ -152,8 +153,8 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     """The reference's heavy op families that the candidate also runs (by framework op in any variant, or by the
     vendor kernel that does the work, whoever launched it), and whether any kernel of its own ran; the profiled call
     must be the work the timed calls did: right outputs, and no far longer busy time."""
-    built = built_bytes(job) if job else b""
-    own = own_kernels(job) if job else frozenset()
+    files = built_files(job) if job else []  # read once: the kernels it defines, the framework's it links
+    built, own = b"".join(data for _, data in files), own_kernels(job, files) if job else frozenset()
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
     rng = draw_seed()

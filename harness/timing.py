@@ -398,7 +398,7 @@ def _touch(out) -> None:
 
 def _snapshot(out) -> list | None:
     ts = _tensors(out)
-    if not ts or sum(t.numel() * t.element_size() for t in ts) > SNAPSHOT_MAX_BYTES:
+    if not ts or sum(_numel(t) * _element_size(t) for t in ts) > SNAPSHOT_MAX_BYTES:
         return None
     return [_clone(_detach(t)) for t in ts]
 

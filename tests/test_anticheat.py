@@ -253,7 +253,7 @@ def test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks(tmp_p
     ops of the profile, where the families find them. An exported AOTInductor package (a stored zip) in the build is
     torch.compile's code. Built from the mangled names and the package layout the red team's builds held."""
     from kb_data.harness import build
-    from kb_data.harness.profiled import _AOT_INDUCTOR_MARKS, _families, built_bytes, linked_framework_ops
+    from kb_data.harness.profiled import _AOT_INDUCTOR_MARKS, _families, built_files, linked_framework_ops
     from kb_data.rules import OP_FAMILIES
 
     ext = tmp_path / "cache" / ("k" * 32) / build.EXTENSIONS / "ext"
@@ -262,6 +262,10 @@ def test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks(tmp_p
                                  b"_ZN2at7cpublas4gemmENS0_13TransposeTypeE\0_ZN2at6native99short\0")
     (ext / "renamed.so.1").write_bytes(b"_ZN2at6native14layer_norm_cpuERKNS_6TensorE")  # every file of the build
     job = {"build_key": "k" * 32, "build_cache_root": str(tmp_path / "cache"), "submission_code": ""}
+
+    def built_bytes(job):
+        return b"".join(data for _, data in built_files(job))
+
     linked = linked_framework_ops(built_bytes(job))
     assert linked == {"aten::structured_mm_out_cpu", "aten::gemm", "aten::layer_norm_cpu"}
     assert set(_families(linked, set(), sorted(OP_FAMILIES))) == {"gemm", "norm"}
