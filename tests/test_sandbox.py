@@ -430,6 +430,22 @@ def test_the_kernel_names_of_a_cached_build_come_from_its_plain_files_only(tmp_p
     assert own_kernels(job) == frozenset({"mine"})
 
 
+def test_a_profiled_call_whose_inputs_were_written_before_its_profiler_ran_fails_the_check(monkeypatch):
+    """The profiled call's inputs are written once the candidate says its profiler runs, so that work a thread starts
+    on them as they arrive is recorded; a judge that had to write them first (the candidate never said so in time:
+    here the wait is cut to nothing) cannot call the profile complete."""
+    from kb_data.harness import profiled
+
+    monkeypatch.setattr(profiled, "PROFILER_START_S", 0.0)
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
+    assert "check_failed" in res["flags"], (res["status"], res["flags"])
+    assert "before it said its profiler ran" in res["flag_details"]["check_failed"]
+    monkeypatch.undo()
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
+    assert res["status"] == "ok" and "check_failed" not in res["flags"], (res["error"], res["flags"])
+
+
 def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(monkeypatch):
     """A forward that waits for the GPU cannot queue its whole batch behind the gate, and the judge opens it after
     QUEUE_WAIT_S anyway: the inputs are written, the go is sent, and the batch's late word that it is queued is
