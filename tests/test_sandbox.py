@@ -432,11 +432,15 @@ def test_the_kernel_names_of_a_cached_build_come_from_its_plain_files_only(tmp_p
 
 def test_a_profiled_call_whose_inputs_were_written_before_its_profiler_ran_fails_the_check(monkeypatch):
     """The profiled call's inputs are written once the candidate says its profiler runs, so that work a thread starts
-    on them as they arrive is recorded; a judge that had to write them first (the candidate never said so in time:
-    here the wait is cut to nothing) cannot call the profile complete."""
-    from kb_data.harness import profiled
+    on them as they arrive is recorded; a judge that had to write them first (no word from the candidate in time: here
+    the profile's wait finds none, and its late word is passed over as a timed batch's is) cannot call the profile
+    complete."""
+    queued = session.Candidate._queued
 
-    monkeypatch.setattr(profiled, "PROFILER_START_S", 0.0)
+    def none_in_time(cand, wait_s):
+        return None if cand.stage == "profile" else queued(cand, wait_s)
+
+    monkeypatch.setattr(session.Candidate, "_queued", none_in_time)
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
     assert "check_failed" in res["flags"], (res["status"], res["flags"])
