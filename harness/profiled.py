@@ -157,22 +157,30 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     built, own = b"".join(data for _, data in files), own_kernels(job, files) if job else frozenset()
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
-    rng = draw_seed()
-    ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
-    before = _cpu_split(cand, before=True)
-    reply, outs, why = _profiled_call(cand, inputs, ref_out, rng, device, res)
-    _others_unseen(before, _cpu_split(cand, before=False), res)
-    passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
-    if not passed:  # a call that did nothing while observed shows nothing of the work it hides elsewhere
-        flag(res, "profile_mismatch", f"the profiled call's outputs are wrong ({why}): what the profiler saw is not "
-                                      "the work the timed calls did")
-    ops, kernels = (set(channel.string_list(reply, k, channel.PROFILE_LIST_MAX, 300)) for k in ("ops", "kernels"))
-    full = [k for k, got in (("ops", ops), ("kernels", kernels)) if len(got) >= channel.PROFILE_LIST_MAX]
-    if full:  # a list cut at its length may have lost the framework's names (flooded with names of no op)
-        flag(res, "check_failed", f"profile: {' and '.join(full)} reached the {channel.PROFILE_LIST_MAX} names the judge reads")
-    observed_as_timed(channel.field(reply, "busy_ms", float), rules, device, res)
-    if device.type == "cpu" and reply.get("all_threads") is not True:
-        res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
+    ops, kernels, busy = set(), set(), []
+    for attempt in range(PROFILED_CALLS):
+        if attempt:
+            inputs = fresh_inputs(mod, device, ctx)
+        rng = draw_seed()
+        ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
+        before = _cpu_split(cand, before=True)
+        reply, outs, why = _profiled_call(cand, inputs, ref_out, rng, device, res)
+        _others_unseen(before, _cpu_split(cand, before=False), res)
+        passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
+        if not passed:  # a call that did nothing while observed shows nothing of the work it hides elsewhere
+            flag(res, "profile_mismatch", f"the profiled call's outputs are wrong ({why}): what the profiler saw is "
+                                          "not the work the timed calls did")
+        for key, names in (("ops", ops), ("kernels", kernels)):
+            got = channel.string_list(reply, key, channel.PROFILE_LIST_MAX, 300)
+            if len(got) >= channel.PROFILE_LIST_MAX:  # a list cut at its length may have lost the framework's names
+                flag(res, "check_failed", f"profile: {key} reached the {channel.PROFILE_LIST_MAX} names the judge reads")
+            names.update(got)
+        if device.type == "cpu" and reply.get("all_threads") is not True:
+            res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
+        busy.append(channel.field(reply, "busy_ms", float))
+        if not passed or busy_limit(min(busy), rules, device, res) is None:
+            break
+    observed_as_timed(busy, rules, device, res)
     linked = linked_framework_ops(built)  # run by the extension itself, where no profiler sees them
     if linked:
         res["flag_details"]["linked_framework_kernels"] = sorted(linked)[:20]
@@ -220,20 +228,36 @@ def _profiled_call(cand, inputs: list, ref_out, rng: int, device, res) -> tuple[
     return reply, outs, why
 
 
-def observed_as_timed(busy_ms: float, rules, device, res) -> None:
-    """The profiled call against the timed ones: a submission that behaves differently while a profiler records
-    (its own slow kernel there, the framework's op in the timed calls) shows more work in the profile than its
-    timed calls took. Its busy time is the profiler's (a claim, like its op list), the timed median the bounded one."""
+def busy_limit(busy_ms: float, rules, device, res) -> float | None:
+    """The limit a profiled call's busy time is over (the rules' slack times the timed median, plus the device's
+    margin), or None when within it or nothing was timed."""
     timed = res.get("sol_ms")
-    res["flag_details"]["profiled_busy_ms"] = round(busy_ms, 4)
     if timed is None:
-        return
-    slack = rules["profile_busy_slack"]
-    margin = rules["profile_busy_margin_ms" if device.type == "cuda" else "profile_busy_margin_ms_cpu"]
-    if busy_ms > slack * timed + margin:
+        return None
+    limit = rules["profile_busy_slack"] * timed + rules["profile_busy_margin_ms" if device.type == "cuda"
+                                                        else "profile_busy_margin_ms_cpu"]
+    return limit if busy_ms > limit else None
+
+
+def observed_as_timed(busy: list[float], rules, device, res) -> None:
+    """The profiled calls against the timed ones: a submission that behaves differently while a profiler records
+    (its own slow kernel there, the framework's op in the timed calls) shows more work in every profile than its
+    timed calls took; the least busy profiled call is judged, so that one call that lost time slices to another
+    process is not a mismatch. Busy time is the profiler's (a claim, like its op list), the timed median the bounded
+    one."""
+    res["flag_details"]["profiled_busy_ms"] = round(min(busy), 4)
+    if len(busy) > 1:
+        res["flag_details"]["profiled_busy_ms_each"] = [round(b, 4) for b in busy]
+    limit = busy_limit(min(busy), rules, device, res)
+    if limit is not None:
         flag(res, "profile_mismatch", f"the profiled call kept the {'GPU' if device.type == 'cuda' else 'CPU'} busy "
-                                      f"{busy_ms:.4g} ms, its timed calls took {timed:.4g} ms (limit {slack}x + {margin} "
-                                      "ms): what the profiler saw is not what was timed")
+                                      f"{min(busy):.4g} ms at least ({len(busy)} profiled), its timed calls took "
+                                      f"{res['sol_ms']:.4g} ms (limit {limit:.4g} ms): what the profiler saw is not what "
+                                      "was timed")
+
+
+# Profiled calls at most: a second (fresh inputs) only when the first was wrong-free but over the busy limit
+PROFILED_CALLS = 2
 
 
 # How long the judge waits for the candidate's profiler to start (CUPTI's first start takes a second or more)

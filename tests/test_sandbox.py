@@ -480,3 +480,38 @@ def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(
     assert res["status"] == "ok" and "timer_tampered" not in res["flags"], (res["error"], res["flags"])
     assert sent.count("timed") >= 4 and sent.count("go") == sent.count("timed") + sent.count("profile"), sent
     assert res["flag_details"]["timing_bound"]["gate"] == "the candidate's go"
+
+
+SLOW_WHILE_PROFILED = '''
+import math, time
+import torch
+import torch.nn as nn
+
+PROFILED = [0]
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if torch.autograd.profiler._is_profiler_enabled:
+            PROFILED[0] += 1
+            if PROFILED[0] <= SLOW_CALLS:  # ops kept busy for 80 ms, far past any limit of a GELU's timed call
+                end = time.perf_counter() + 0.08
+                while time.perf_counter() < end:
+                    x.mul(1.0)
+        return 0.5 * x * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0))))
+'''
+
+
+@pytest.mark.parametrize("slow_calls, mismatch", [(1, False), (99, True)])
+def test_one_profiled_call_that_lost_time_is_profiled_again_and_one_busy_in_every_profile_is_a_mismatch(slow_calls,
+                                                                                                        mismatch):
+    """A profiled call far busier than the timed calls is profiled once more on fresh inputs, and the least busy one
+    is judged: an honest call that lost time slices to another process (on a loaded CPU, once) passes; a submission
+    that does other work whenever it is observed shows it again and is flagged."""
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    res = _judge(p, SLOW_WHILE_PROFILED.replace("SLOW_CALLS", str(slow_calls)), trials=5)
+    each = res["flag_details"].get("profiled_busy_ms_each")
+    assert each and len(each) == 2 and each[0] >= 40, (res["status"], res["flags"], res["flag_details"])
+    assert res["status"] == "ok" and res["flags"] == (["profile_mismatch"] if mismatch else []), (res["flags"], res["error"])
+    if mismatch:
+        assert "at least (2 profiled)" in res["flag_details"]["profile_mismatch"]
