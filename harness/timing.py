@@ -51,7 +51,10 @@ def manual_seed(seed: int) -> None:
 
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
-CPU_FLUSH_BYTES = 64 * 1024 * 1024
+
+# 4x the largest L2 of a current x86 server core (2 MB): what the previous call left in the core's own caches. The
+# shared L3 (32-480 MB) is out of reach of a flush before every call at a bearable cost; the ABBA order shares it out.
+CPU_FLUSH_BYTES = 8 << 20
 WARMUP_MS = 200.0
 MAX_WARMUP_CALLS = 1000
 # The rule's trial count is a floor: short kernels get more trials, until the timed loop has run this long,
@@ -469,6 +472,7 @@ def calibrate(device, warmup_ms: float = 100.0, min_timed_ms: float = 50.0) -> d
 
 
 CPU_PEAK_REPEATS = 5
+ROOFLINE_COPY_BYTES = 64 << 20  # the copy measured for the CPU roofline (a cache-fed rate only lowers its floor)
 
 
 def _best_rate(call, work: float) -> float:
@@ -499,7 +503,7 @@ def cpu_peaks() -> dict:
         fp32, bf16 = gemm(torch.float32, 512), gemm(torch.bfloat16, 128)
         if bf16 >= fp32 / 4:  # a fast bfloat16 path (without one, a large GEMM would take seconds and be no peak)
             bf16 = max(bf16, gemm(torch.bfloat16, 512))
-        src = torch.ones(CPU_FLUSH_BYTES // 4, dtype=torch.float32)  # as large as the flush ahead of each call
+        src = torch.ones(ROOFLINE_COPY_BYTES // 4, dtype=torch.float32)
         dst = torch.empty_like(src)
         copy = _best_rate(lambda: dst.copy_(src), 2 * src.numel() * 4 / 1e9)
         cores = os.cpu_count() or 1

@@ -1,5 +1,5 @@
 """Exact erf GELU; the candidate's own L2 flush is made a no-op by wrapping torch.Tensor.zero_ (not on the
-timer surface): when the tensor being zeroed is the harness Timer's 64 MB flush buffer (recognised by its size),
+timer surface): when the tensor being zeroed is the harness Timer's CPU flush buffer (recognised by its size),
 nothing is done. Timer.flush, its code, the flush buffer object, its data_ptr and numel are all unchanged, so
 the candidate's tamper report (timer surface + _timer_state) stays empty; on the CPU no flush_ms exists to
 compare. Timed calls then find their inputs (just copied by _inputs) in cache, while the reference's are flushed.
@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 
 _orig = torch.Tensor.zero_
-_FLUSH_NUMEL = (64 * 1024 * 1024) // 4
+_FLUSH_NUMEL = (8 << 20) // 4  # the harness's CPU flush buffer
 
 
 def _zero(self):
