@@ -6,3 +6,8 @@ import os
 if os.environ.get("PYTEST_XDIST_WORKER"):
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+
+def pytest_collection_modifyitems(items):
+    """Slow tests first (a stable sort): under xdist a long test that starts last keeps one worker busy alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -213,6 +213,7 @@ def _resident(rec) -> bool:
     return "resident" in str(json.loads(rec.flag_details or "{}").get("judge"))
 
 
+@pytest.mark.slow
 def test_a_resident_judge_gives_each_submission_its_own_verdict_whatever_came_before(tmp_path):
     """A batch keeps a device's judge (and its prepared reference) between one problem's submissions: an honest
     one graded after a crash, a forged reply, a thief of the secret seed and a memoiser still gets its own verdict,

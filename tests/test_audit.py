@@ -147,6 +147,7 @@ def _kill_after(cmd: list[str], env: dict, out: Path, k: int) -> None:
         proc.stderr.close()
 
 
+@pytest.mark.slow
 def test_audit_from_the_hub_pinned_killed_and_resumed(published, tmp_path, capsys):
     hub, sha = published
     out = tmp_path / "audit"

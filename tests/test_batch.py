@@ -85,6 +85,7 @@ def test_worker_pool_gives_the_same_records_as_one_worker(tmp_path):
     assert sorted(map(key, one.records())) == sorted(map(key, two.records()))
 
 
+@pytest.mark.slow
 def test_a_resident_judge_gives_the_same_records_as_a_fresh_judge_per_submission(tmp_path):
     """Per-problem reference reuse changes nothing a record says: the same batch (several submissions of one problem,
     an honest, a wrong and a failing one among them) graded with the judge kept between them and with a fresh one
@@ -111,6 +112,7 @@ def test_a_resident_judge_gives_the_same_records_as_a_fresh_judge_per_submission
     assert {r.status for r in kept.records() if r.problem_id == GELU} == {"ok", "incorrect"}
 
 
+@pytest.mark.slow
 def test_ray_grades_the_same_as_the_local_path(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is the optional 'ray' extra")
     subs = _batch_dir(tmp_path)
@@ -224,6 +226,7 @@ class Model(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_extensions_are_built_once_ahead_of_grading_and_cached_by_content(tmp_path, monkeypatch):
     """A load_inline submission is built in a CPU sandbox before its grading job (which holds the GPU's lock on a
     GPU), its extensions directory cached by content and copied into the grading sandbox. In a batch, run_pool's

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.datasets_support import folders, root  # noqa: F401  (fixtures)
 
 from kb_data.builders.common import PROBLEMS
@@ -47,6 +49,7 @@ def test_setup_and_test_commands_are_the_first_two_blocks():
     assert first == ("bash", SETUP + "\n") and second == ("bash", TEST_COMMAND + "\n")
 
 
+@pytest.mark.slow
 def test_use_it_examples_run_as_written(tmp_path, folders):
     store = LocalStore(tmp_path / "store")
     store.publish(PROBLEMS, folders["v3"], tag="v3")
