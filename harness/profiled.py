@@ -11,7 +11,8 @@ import torch
 
 from kb_data.harness import build, channel, timing
 from kb_data.harness.reference import _call, clone_inputs
-from kb_data.harness.session import draw_seed, flag, fresh_inputs, judged
+from kb_data.harness.sampler import PERIOD_NS
+from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged
 from kb_data.rules import OP_FAMILIES, SUBSTITUTE_FAMILIES
 
 REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
@@ -181,6 +182,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         if not passed or busy_limit(min(busy), rules, device, res) is None:
             break
     observed_as_timed(busy, rules, device, res)
+    framework_unseen(cand, min(busy), rules, res)
     linked = linked_framework_ops(built)  # run by the extension itself, where no profiler sees them
     if linked:
         res["flag_details"]["linked_framework_kernels"] = sorted(linked)[:20]
@@ -254,6 +256,42 @@ def observed_as_timed(busy: list[float], rules, device, res) -> None:
                                       f"{min(busy):.4g} ms at least ({len(busy)} profiled), its timed calls took "
                                       f"{res['sol_ms']:.4g} ms (limit {limit:.4g} ms): what the profiler saw is not what "
                                       "was timed")
+
+
+def framework_unseen(cand, busy_ms: float, rules, res) -> None:
+    """The framework's code that the timed calls ran, as the kernel sampled it on a CPU (torch's libraries, the BLAS
+    and oneDNN ones, code generated at run time), past what a no-work call of the harness runs there (calibrated
+    before the submission loaded), against the time the profile's ops cover on the candidate's threads: more is
+    framework work reached below the dispatcher (by address through ctypes, from a native extension), which no op
+    names. A sampler the kernel refused is noted (as a sandbox without a cgroup is); one that ran and saw no timed
+    batch fails the check."""
+    if cand.sampler_error is not None:
+        if cand.device.type == "cpu":
+            res["flag_details"]["framework_samples"] = f"unavailable: {cand.sampler_error}"
+        return
+    timed, idle = cand.sampled.get("timing"), cand.sampled.get("calibration")
+    if not (timed and idle and timed["calls"] and idle["calls"]):
+        flag(res, "check_failed", "framework samples: no timed batch was sampled")
+        return
+
+    def per_call(acc: dict) -> float:  # lost samples (a full ring) taken to fall as the rest did
+        n = acc["framework_ms"] + acc["other_ms"]
+        scale = 1.0 if n == 0 else 1.0 + acc["lost_samples"] * PERIOD_NS / 1e6 / n
+        return acc["framework_ms"] * scale / acc["calls"]
+
+    excess, threads = per_call(timed) - per_call(idle), cpu_threads()
+    limit = rules["profile_busy_slack"] * busy_ms * threads + rules["framework_unseen_margin_ms_cpu"]
+    res["flag_details"]["framework_samples"] = {"timed_call_ms": round(per_call(timed), 3),
+                                                "no_work_call_ms": round(per_call(idle), 3),
+                                                "profiled_ops_ms": round(busy_ms, 3), "threads": threads,
+                                                "new_threads": timed["new_threads"]}
+    if timed["new_threads"]:
+        flag(res, "check_failed", f"framework samples: {timed['new_threads']} thread(s) started during timed batches, "
+                                  "which the sampler could not follow")
+    if excess > limit:
+        flag(res, "profile_mismatch", f"the timed calls ran {excess:.3g} ms of CPU a call in the framework's code past "
+                                      f"the harness's own, the profile's ops cover {busy_ms:.3g} ms on {threads} "
+                                      f"thread(s) (limit {limit:.3g} ms): framework work no op names")
 
 
 # Profiled calls at most: a second (fresh inputs) only when the first was wrong-free but over the busy limit

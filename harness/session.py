@@ -10,6 +10,7 @@ import os
 import secrets
 import select
 import signal
+import struct
 from contextlib import contextmanager
 
 import torch
@@ -18,6 +19,7 @@ from kb_data.harness import candidate, channel, timing
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
+from kb_data.harness.sampler import Sampler
 from kb_data.harness.sandbox import Limits, Sandbox, Spawner
 from kb_data.io import lock_dir
 
@@ -56,8 +58,27 @@ class Candidate:
         self.gate_page = None  # a GPU candidate's gate (SlotArena.gate_page), once it has tried it
         self.gates = 1  # the last gate's number: each timed batch gets the next
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
+        self.sampled: dict[str, dict] = {}  # per stage, the CPU time its batches spent in the framework's code
+        self.sampler_error = None if self.device.type == "cpu" else "not on a CPU grading"
         self.res = res
         res["sandbox"] = level
+
+    def sampling(self) -> Sampler | None:
+        """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""
+        return Sampler() if self.sampler_error is None else None
+
+    def add_samples(self, stage: str, sampler: Sampler | None, calls: int) -> None:
+        """The batch's samples, added to its stage's account."""
+        if sampler is None:
+            return
+        try:
+            got = sampler.stop()
+        except (OSError, ValueError, struct.error) as e:
+            self.sampler_error = f"reading the samples: {e}"
+            return
+        acc = self.sampled.setdefault(stage, {"calls": 0})
+        for k, v in (("calls", calls), *got.items()):
+            acc[k] = acc.get(k, 0) + v
 
     def request(self, msg: dict, stage: str, ready=None, queue_wait_s: float | None = None) -> dict:
         """Send a command and wait for its reply (within the job's time); a dead, silent or malformed

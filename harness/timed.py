@@ -17,6 +17,7 @@ from kb_data.harness.channel import ChannelError
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, batch_rows,
                                        clone_inputs, rows_apart)
+from kb_data.harness.sampler import SamplerUnavailable
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -340,19 +341,29 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None,
     whether the batch said it was queued before the gate opened). Nothing of the batch can start on its inputs
     before the gate opens: they are not there yet."""
-    mark = {}
+    mark, sampler = {}, cand.sampling()
 
     def ready(held: bool):
         fill()
+        if sampler is not None:  # every thread of the sandbox, sampled from the gate's opening to the reply
+            try:
+                sampler.start(cand.sb.pids())
+            except SamplerUnavailable as e:
+                cand.sampler_error = str(e)
+                mark["sampler"] = None
         mark["held"], mark["cpu"], mark["t"] = held, cand.cpu_ms(), timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
-    reply = cand.request(msg, stage, ready=ready)
+    try:
+        reply = cand.request(msg, stage, ready=ready)
+        end, c1 = timing._perf_counter(), cand.cpu_ms()  # before the samples are read
+    finally:
+        cand.add_samples(stage, mark.get("sampler", sampler) if "t" in mark else None, len(msg["calls"]))
     if "t" not in mark:
         flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
              "were written")
         raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
-    wall, c1 = (timing._perf_counter() - mark["t"]) * 1e3, cand.cpu_ms()
+    wall = (end - mark["t"]) * 1e3
     return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"]
 
 

@@ -70,6 +70,7 @@ CHECKS = {
     "profile_busy_slack": 1.5,
     "profile_busy_margin_ms": 0.05,
     "profile_busy_margin_ms_cpu": 10.0,
+    "framework_unseen_margin_ms_cpu": 1.0,
     "cpu_share_slack": 1.25,
     "cpu_share_margin_ms": 2.0,
     "timing_bound_slack": 1.5,

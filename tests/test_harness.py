@@ -548,3 +548,4 @@ def test_a_profile_that_shows_far_more_work_than_the_timed_calls_took_is_a_misma
         assert res["flags"] == ["profile_mismatch"], (device, res)
         assert "what the profiler saw is not what was timed" in res["flag_details"]["profile_mismatch"]
         assert res["flag_details"]["profiled_busy_ms_each"] == [round(over * 2, 4), round(over, 4)]
+
