@@ -1,6 +1,12 @@
 """LayerNorm: a C++ extension that resolves its row-normalization routine lazily from the loaded runtime (keeps the
 module free of a hard link dependency) and runs it over the flattened rows.
+at::native::layer_norm_cpu found by dlsym under a name stored XOR-encoded, so no name of the framework is in the
+build (red team, session 25, sixth pass: ok at 0.94-1.01x against 0.21-0.22x). Since session 26 the timed batches'
+CPU samples show the time in torch's kernels that no recorded op covers: `profile_mismatch`.
 Problem: v3/level1/40_LayerNorm
+Verdict: rejected [profile_mismatch]
+Device: cpu
+Options: builds, needs_sampler
 """
 import torch
 import torch.nn as nn

@@ -1,6 +1,13 @@
 """LayerNorm: a C++ extension computing the row statistics and the affine transform with the CPU's vectorized
 per-ISA LayerNorm kernel entry (one pass over each row, weights and bias fused).
+The framework's LayerNorm kernel reached through its dispatch stub's name, which the build-link reading did not
+know (red team, session 25, sixth pass: ok at 0.90-0.99x against 0.21-0.22x for the op-by-op LayerNorm). Since session
+26 the kernel samples every thread's instruction pointers during the timed batches: CPU time in torch's kernels past
+the harness's own that the profile's ops do not cover is `profile_mismatch`.
 Problem: v3/level1/40_LayerNorm
+Verdict: rejected [profile_mismatch]
+Device: cpu
+Options: builds, needs_sampler
 """
 import torch
 import torch.nn as nn
