@@ -48,8 +48,8 @@ class SamplerUnavailable(Exception):
 
 
 class Sampler:
-    """start(pids) ... stop(): the CPU milliseconds the threads of `pids` (those alive at start) spent in the
-    framework's code and in any other, and how many threads started meanwhile (unseen by the sampler)."""
+    """start(pids) ... stop(pids_now): the CPU milliseconds the threads of `pids` (those alive at start) spent in
+    the framework's code and in any other, and how many threads of `pids_now` started meanwhile (unseen by it)."""
 
     def __init__(self):
         self.events: list[tuple[int, int]] = []  # (fd, ring address)
@@ -69,7 +69,7 @@ class Sampler:
             self._close()
             raise
 
-    def stop(self) -> dict:
+    def stop(self, pids_now: list[int] | None = None) -> dict:
         for fd, _ in self.events:
             _libc.ioctl(fd, _IOC_DISABLE, 0)
         try:
@@ -83,7 +83,7 @@ class Sampler:
                         framework += 1
                     else:
                         other += 1
-            new = len(_threads(self.pids) - self.tids)
+            new = len(_threads(self.pids if pids_now is None else pids_now) - self.tids)
         finally:
             self._close()
         ms = PERIOD_NS / 1e6

@@ -72,7 +72,7 @@ class Candidate:
         if sampler is None:
             return
         try:
-            got = sampler.stop()
+            got = sampler.stop(self.sb.pids())  # a process forked during the batch counts as a new thread
         except (OSError, ValueError, struct.error) as e:
             self.sampler_error = f"reading the samples: {e}"
             return

@@ -2,6 +2,8 @@
 framework time the profile's ops cover."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +23,10 @@ _SPIN = {"framework": "import torch\ntorch.set_num_threads(1)\na, b = torch.rand
          "python": "x = 0\nprint('go', flush=True)\nwhile True:\n    x = (x * 31 + 7) % 1000003\n",
          "new_thread": "import sys, threading\nprint('go', flush=True)\nsys.stdin.readline()\n"
                        "threading.Thread(target=lambda: sum(range(10 ** 9)), daemon=True).start()\n"
-                       "sys.stdin.readline()\n"}
+                       "sys.stdin.readline()\n",
+         "new_process": "import os, sys, time\nprint('go', flush=True)\nsys.stdin.readline()\n"
+                        "pid = os.fork()\nif pid == 0:\n    time.sleep(30)\n    os._exit(0)\n"
+                        "print(pid, flush=True)\nsys.stdin.readline()\n"}
 
 
 def _sampled(kind: str, min_ms: float = 20.0) -> dict:
@@ -37,11 +42,17 @@ def _sampled(kind: str, min_ms: float = 20.0) -> dict:
                 sampler.start([child.pid])
             except SamplerUnavailable as e:
                 pytest.skip(f"the kernel refuses sampling here: {e}")
-            if kind == "new_thread":
+            if kind.startswith("new_"):
                 child.stdin.write("\n")
                 child.stdin.flush()
+                if kind == "new_process":
+                    forked = int(child.stdout.readline())
+                    try:
+                        return sampler.stop([child.pid, forked])
+                    finally:
+                        os.kill(forked, signal.SIGKILL)
                 time.sleep(0.3)
-                return sampler.stop()
+                return sampler.stop([child.pid])
             time.sleep(0.1)
             got = sampler.stop()
             for k in total:
@@ -56,12 +67,13 @@ def _sampled(kind: str, min_ms: float = 20.0) -> dict:
 
 def test_the_kernels_samples_tell_the_frameworks_code_from_any_other():
     """The judge's sampler (perf_event task clock, user-mode instruction pointers of every thread) puts a child that
-    runs torch's GEMM in the framework's code and one that runs plain Python outside it, and counts a thread started
-    while it sampled as one it could not follow."""
+    runs torch's GEMM in the framework's code and one that runs plain Python outside it, and counts a thread or a
+    process started while it sampled as one it could not follow."""
     gemm, python = _sampled("framework"), _sampled("python")
     assert gemm["framework_ms"] > 4 * gemm["other_ms"], gemm
     assert python["framework_ms"] * 20 < python["other_ms"], python
     assert _sampled("new_thread")["new_threads"] == 1
+    assert _sampled("new_process")["new_threads"] == 1  # its one thread
 
 
 def test_framework_time_no_recorded_op_covers_is_a_mismatch():
