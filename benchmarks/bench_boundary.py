@@ -1,12 +1,16 @@
-"""Cost of the trust boundary: the honest GPU corpus graded one by one, wall time per submission and stage.
+"""Cost of the trust boundary: the honest corpus graded one by one, wall time per submission and stage, with the
+figures the judge's bounds decide on (timing bound, profiled busy time, CPU framework samples).
 
 Run from a checkout's root (any harness version with `grade()`); prints one JSON line per submission and a
-summary, and writes them to --out. BENCHMARKS.md ("Trust boundary") compares two versions run this way.
+summary, and writes them to --out. BENCHMARKS.md ("Trust boundary") compares two versions run this way. On a CPU,
+`--small` grades on the test problems as the CPU corpus tests do (5 trials), and `--also` adds entries by name
+(adversarial, hostile or open ones) to compare with the honest figures.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -16,7 +20,18 @@ sys.path.insert(0, str(Path.cwd()))
 
 from kb_data.harness.grade import Options, grade  # noqa: E402
 from kb_data.problems import ProblemSet  # noqa: E402
-from tests.corpus import entries  # noqa: E402
+from tests.corpus import CORPUS, SMALL_PROBLEMS, Entry, entries  # noqa: E402
+
+
+def _named(stem: str) -> Entry:
+    """A corpus entry by file name, the open ones (which the corpus loader skips) included."""
+    found = next((e for e in entries() if e.path.stem == stem), None)
+    if found is not None:
+        return found
+    path = CORPUS / "open" / f"{stem}.py"
+    doc = path.read_text(encoding="utf-8").split('"""')[1]
+    field = lambda name: (re.search(rf"^{name}:\s*(.+)$", doc, re.M) or [None, ""])[1].strip()
+    return Entry(path, field("Problem"), "ok", [], field("Device") or None, [])
 
 
 def main() -> None:
@@ -27,9 +42,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--shipped-baselines", action="store_true",
                     help="grade against the shipped baseline rows, as `kb eval` does (no baseline measured per grade)")
+    ap.add_argument("--small", action="store_true", help="the test problems (tests/corpus/problems), 5 trials")
+    ap.add_argument("--also", nargs="*", default=[], help="more corpus entries by file name (open ones too)")
     args = ap.parse_args()
-    honest = [e for e in entries() if e.honest and e.device in (None, args.device.split(":")[0])]
-    ps = ProblemSet()
+    honest = [e for e in entries() if e.honest and e.device in (None, args.device.split(":")[0])
+              and "builds" not in e.options] + [_named(n) for n in args.also]
+    ps = ProblemSet(SMALL_PROBLEMS if args.small else None)
     rows = []
     baselines = None
     if args.shipped_baselines:
@@ -38,7 +56,8 @@ def main() -> None:
         baselines = BaselineIndex.shipped()
 
     def one(e):
-        opt = Options(device=args.device, require_custom_kernel="allow_framework" not in e.options)
+        opt = Options(device=args.device, require_custom_kernel="allow_framework" not in e.options,
+                      **({"trials": 5, "warmup": 1} if args.small else {}))
         t0 = time.perf_counter()
         rec, _ = grade(ps.load(e.problem), e.path.read_text(), name=str(e.path), options=opt, baselines=baselines)
         return rec, time.perf_counter() - t0
@@ -54,7 +73,8 @@ def main() -> None:
                    "timing_bound": details.get("timing_bound"), "flush_ms": details.get("flush_ms"),
                    "n_trials": rec.n_trials, "error": (rec.error or "")[:300] or None,
                    "side_stream_work": details.get("side_stream_work"), "sandbox": getattr(rec, "sandbox", None),
-                   "profiled_busy_ms": details.get("profiled_busy_ms")}
+                   "profiled_busy_ms": details.get("profiled_busy_ms"),
+                   "framework_samples": details.get("framework_samples")}
             rows.append(row)
             print(json.dumps(row), flush=True)
     walls = [r["wall_s"] for r in rows]

@@ -12,7 +12,8 @@ import struct
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
-RING_PAGES = 64  # 256 KiB a thread: 10900 samples (2 s of its CPU time); past that, samples are lost (counted)
+RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time; past
+# that, samples are lost (counted, and taken to fall as the rest did)
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 # torch's kernels and the math libraries it (or numpy) calls, by file name; not its Python bindings or c10 (argument
 # parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
