@@ -279,10 +279,11 @@ def framework_unseen(cand, busy_ms: float, rules, res) -> None:
         scale = 1.0 if n == 0 else 1.0 + acc["lost_samples"] * PERIOD_NS / 1e6 / n
         return acc["framework_ms"] * scale / acc["calls"]
 
-    excess, threads = per_call(timed) - per_call(idle), cpu_threads()
+    timed_ms, idle_ms, threads = per_call(timed), per_call(idle), cpu_threads()
+    excess = timed_ms - idle_ms
     limit = rules["profile_busy_slack"] * busy_ms * threads + rules["framework_unseen_margin_ms_cpu"]
-    res["flag_details"]["framework_samples"] = {"timed_call_ms": round(per_call(timed), 3),
-                                                "no_work_call_ms": round(per_call(idle), 3),
+    res["flag_details"]["framework_samples"] = {"timed_call_ms": round(timed_ms, 3),
+                                                "no_work_call_ms": round(idle_ms, 3),
                                                 "profiled_ops_ms": round(busy_ms, 3), "threads": threads,
                                                 "new_threads": timed["new_threads"]}
     if timed["new_threads"]:

@@ -5,6 +5,7 @@ they generate) or any other. The samples are taken by the kernel and read by the
 forge or withhold them."""
 from __future__ import annotations
 
+import bisect
 import ctypes
 import os
 import re
@@ -37,6 +38,7 @@ _SAMPLE_IP, _SAMPLE_TID = 1, 2
 _DISABLED, _EXCLUDE_KERNEL, _EXCLUDE_HV = 1 << 0, 1 << 5, 1 << 6
 _IOC_ENABLE, _IOC_DISABLE = 0x2400, 0x2401
 _RECORD_SAMPLE, _RECORD_LOST = 9, 2
+_RECORD_MAX = 40  # bytes read of a record: a sample's header, ip and pid/tid; a lost record's header, id and count
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
                                                             ctypes.c_int, ctypes.c_int, ctypes.c_long]
@@ -133,23 +135,23 @@ def _records(addr: int):
     head, tail = struct.unpack_from("QQ", bytes(meta[1024:1040]))  # data_head, data_tail
     size = RING_PAGES * _PAGE
     data = bytes((ctypes.c_char * size).from_address(addr + _PAGE))
+    data += data[:_RECORD_MAX]  # a record that wraps around the ring's end reads on from its start
     pos = tail
     while pos + 8 <= head:
         off = pos % size
-        rec = (data + data)[off:off + 40]  # a record that wraps around the ring's end reads on from its start
-        kind, _, length = struct.unpack_from("IHH", rec)
+        kind, _, length = struct.unpack_from("IHH", data, off)
         if length < 8:
             return
         if kind == _RECORD_SAMPLE:
-            ip, pid = struct.unpack_from("QI", rec, 8)
+            ip, pid = struct.unpack_from("QI", data, off + 8)
             yield kind, pid, ip
         elif kind == _RECORD_LOST:
-            yield kind, 0, struct.unpack_from("Q", rec, 16)[0]
+            yield kind, 0, struct.unpack_from("Q", data, off + 16)[0]
         pos += length
 
 
 def _executable_regions(pid: int) -> list[tuple[int, int, bool]] | None:
-    """(start, end, is the framework's) of the process's executable mappings; None if unreadable."""
+    """(start, end, is the framework's) of the process's executable mappings, by start; None if unreadable."""
     out = []
     try:
         with open(f"/proc/{pid}/maps") as f:
@@ -164,7 +166,7 @@ def _executable_regions(pid: int) -> list[tuple[int, int, bool]] | None:
                 out.append((lo, hi, jit or bool(FRAMEWORK_CODE.search(path))))
     except OSError:
         return None
-    return out
+    return sorted(out)
 
 
 def _is_framework(regions, ip: int) -> bool:
@@ -172,4 +174,5 @@ def _is_framework(regions, ip: int) -> bool:
     framework's, as nothing honest does that)."""
     if regions is None:
         return True
-    return next((fw for lo, hi, fw in regions if lo <= ip < hi), True)
+    i = bisect.bisect_right(regions, (ip, float("inf"), True)) - 1  # the last mapping that starts at or before ip
+    return regions[i][2] if i >= 0 and ip < regions[i][1] else True

@@ -341,16 +341,17 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None,
     whether the batch said it was queued before the gate opened). Nothing of the batch can start on its inputs
     before the gate opens: they are not there yet."""
-    mark, sampler = {}, cand.sampling()
+    mark = {}
 
     def ready(held: bool):
         fill()
+        sampler = cand.sampling()
         if sampler is not None:  # every thread of the sandbox, sampled from the gate's opening to the reply
             try:
                 sampler.start(cand.sb.pids())
+                mark["sampler"] = sampler
             except SamplerUnavailable as e:
                 cand.sampler_error = str(e)
-                mark["sampler"] = None
         mark["held"], mark["cpu"], mark["t"] = held, cand.cpu_ms(), timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
@@ -358,7 +359,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
         reply = cand.request(msg, stage, ready=ready)
         end, c1 = timing._perf_counter(), cand.cpu_ms()  # before the samples are read
     finally:
-        cand.add_samples(stage, mark.get("sampler", sampler) if "t" in mark else None, len(msg["calls"]))
+        cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]))
     if "t" not in mark:
         flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
              "were written")
