@@ -138,6 +138,30 @@ def _families(ops: set[str], kernels: set[str], families: list[str], own: frozen
     return found
 
 
+def sampled_families(functions: dict[str, float], families: list[str]) -> dict[str, list[str]]:
+    """The op families whose framework functions the sampler found the timed calls in ({demangled name: CPU ms}),
+    at FAMILY_SAMPLES_MIN samples or more a family: the CPU's kernel names, whoever called the function (through an op,
+    by address, from an extension). {family: evidence}."""
+    found = {}
+    for fam in families:
+        pattern = re.compile(OP_FAMILIES[fam]["cpu"], re.I)
+        hits = sorted(((ms, m) for name, ms in functions.items() if (m := pattern.search(name))),
+                      key=lambda hit: -hit[0])
+        if sum(ms for ms, _ in hits) >= FAMILY_SAMPLES_MIN * PERIOD_NS / 1e6:
+            found[fam] = [f"{_word_around(m)} sampled in the timed calls ({ms:.1f} ms)" for ms, m in hits[:3]]
+    return found
+
+
+def _word_around(m: re.Match) -> str:
+    """The identifier a match lies in ("LayerNormKernelImplInternal" around "LayerNorm")."""
+    text, lo, hi = m.string, m.start(), m.end()
+    while lo > 0 and (text[lo - 1].isalnum() or text[lo - 1] == "_"):
+        lo -= 1
+    while hi < len(text) and (text[hi].isalnum() or text[hi] == "_"):
+        hi += 1
+    return text[lo:hi]
+
+
 def _profile_ref(ref, inputs, device):
     from torch.profiler import ProfilerActivity, profile
 
@@ -193,6 +217,13 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
     barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)
     cand_fams = _families(ops, kernels, sorted(barred), own)
+    if device.type == "cpu":
+        functions = cand.sampled.get("timing", {}).get("functions", {})
+        for fam, ev in sampled_families(functions, sorted(barred)).items():
+            cand_fams.setdefault(fam, []).extend(ev)
+        if functions:
+            top = sorted(functions.items(), key=lambda kv: -kv[1])[:10]
+            res["flag_details"]["framework_functions_ms"] = {name[:160]: round(ms, 1) for name, ms in top}
     if cand_fams:
         name = lambda f: f if f in ref_fams else f"{f} (in place of the reference's {', '.join(sorted(ref_fams))})"
         flag(res, "calls_reference_ops", "the candidate runs the reference's heavy work through the framework: "
@@ -274,14 +305,12 @@ def framework_unseen(cand, busy_ms: float, rules, res) -> None:
         flag(res, "check_failed", "framework samples: no timed batch was sampled")
         return
 
-    def per_call(acc: dict) -> float:  # lost samples (a full ring) taken to fall as the rest did
-        n = acc["framework_ms"] + acc["other_ms"]
-        scale = 1.0 if n == 0 else 1.0 + acc["lost_samples"] * PERIOD_NS / 1e6 / n
-        return acc["framework_ms"] * scale / acc["calls"]
+    def per_call(acc: dict) -> float:
+        return acc["framework_ms"] / acc["calls"]
 
     timed_ms, idle_ms, threads = per_call(timed), per_call(idle), cpu_threads()
     excess = timed_ms - idle_ms
-    limit = rules["profile_busy_slack"] * busy_ms * threads + rules["framework_unseen_margin_ms_cpu"]
+    limit = rules["framework_unseen_slack_cpu"] * busy_ms * threads + rules["framework_unseen_margin_ms_cpu"]
     res["flag_details"]["framework_samples"] = {"timed_call_ms": round(timed_ms, 3),
                                                 "no_work_call_ms": round(idle_ms, 3),
                                                 "profiled_ops_ms": round(busy_ms, 3), "threads": threads,
@@ -293,6 +322,10 @@ def framework_unseen(cand, busy_ms: float, rules, res) -> None:
         flag(res, "profile_mismatch", f"the timed calls ran {excess:.3g} ms of CPU a call in the framework's code past "
                                       f"the harness's own, the profile's ops cover {busy_ms:.3g} ms on {threads} "
                                       f"thread(s) (limit {limit:.3g} ms): framework work no op names")
+
+
+# Samples of a family's framework functions that make it the candidate's (one could be a stray tick between calls)
+FAMILY_SAMPLES_MIN = 3
 
 
 # Profiled calls at most: a second (fresh inputs) only when the first was wrong-free but over the busy limit

@@ -2,19 +2,24 @@
 processes, sampled on each thread's own CPU clock (perf_event's task clock) and sorted by the code they fell in: the
 framework's (torch's libraries, the BLAS and oneDNN ones, and code in anonymous memory, where oneDNN and MKL put what
 they generate) or any other. The samples are taken by the kernel and read by the judge: nothing in the sandbox can
-forge or withhold them."""
+forge or withhold them. Samples in a framework library the judge has loaded itself (the same file) are named by that
+file's symbol table, read from the judge's own copy: the CPU's counterpart of a GPU profiler's kernel names."""
 from __future__ import annotations
 
 import bisect
+import collections
 import ctypes
+import functools
+import mmap
 import os
 import re
 import struct
+import threading
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
-RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time; past
-# that, samples are lost (counted, and taken to fall as the rest did)
+RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time
+DRAIN_S = 0.05  # the judge reads every ring this often while a batch runs: a thread fills a tenth of its ring meanwhile
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 # torch's kernels and the math libraries it (or numpy) calls, by file name; not its Python bindings or c10 (argument
 # parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
@@ -52,12 +57,19 @@ class SamplerUnavailable(Exception):
 
 class Sampler:
     """start(pids) ... stop(pids_now): the CPU milliseconds the threads of `pids` (those alive at start) spent in
-    the framework's code and in any other, and how many threads of `pids_now` started meanwhile (unseen by it)."""
+    the framework's code (by function, where the judge can name it) and in any other, and how many threads of
+    `pids_now` started meanwhile (unseen by it). A thread of the judge drains the rings while the batch runs, and the
+    kernel's own count of each thread's CPU time scales the samples: none is lost to a full ring."""
 
     def __init__(self):
         self.events: list[tuple[int, int]] = []  # (fd, ring address)
         self.pids: list[int] = []
         self.tids: set[int] = set()
+        self.samples: collections.Counter = collections.Counter()  # (pid, ip)
+        self.lost = 0
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._drainer: threading.Thread | None = None
 
     def start(self, pids: list[int]) -> None:
         self.pids, self.tids = list(pids), _threads(pids)
@@ -71,32 +83,60 @@ class Sampler:
         except BaseException:
             self._close()
             raise
+        self._drainer = threading.Thread(target=self._drain_while_running, name="kb-sampler", daemon=True)
+        self._drainer.start()
+
+    def _drain_while_running(self) -> None:
+        while not self._done.wait(DRAIN_S):
+            self._drain()
+
+    def _drain(self) -> None:
+        with self._lock:
+            for _, addr in self.events:
+                for kind, pid, ip in _records(addr):
+                    if kind == _RECORD_LOST:
+                        self.lost += ip
+                    else:
+                        self.samples[pid, ip] += 1
 
     def stop(self, pids_now: list[int] | None = None) -> dict:
         for fd, _ in self.events:
             _libc.ioctl(fd, _IOC_DISABLE, 0)
+        self._done.set()
         try:
+            if self._drainer is not None:
+                self._drainer.join()
+            self._drain()
+            cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
             code = {pid: _executable_regions(pid) for pid in self.pids}
-            framework = other = lost = 0
-            for _, addr in self.events:
-                for kind, pid, ip in _records(addr):
-                    if kind == _RECORD_LOST:
-                        lost += ip
-                    elif _is_framework(code.get(pid), ip):
-                        framework += 1
-                    else:
-                        other += 1
+            framework = other = 0
+            places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
+            for (pid, ip), n in self.samples.items():
+                region = _region(code.get(pid), ip)
+                if region is None or region[2]:
+                    framework += n
+                    if region is not None and region[3] is not None:
+                        places[region[3], ip - region[0] + region[4]] += n
+                else:
+                    other += n
             new = len(_threads(self.pids if pids_now is None else pids_now) - self.tids)
         finally:
             self._close()
-        ms = PERIOD_NS / 1e6
-        return {"framework_ms": framework * ms, "other_ms": other * ms, "lost_samples": lost, "new_threads": new}
+        sampled = framework + other
+        ms = cpu_ns / 1e6 / sampled if sampled else PERIOD_NS / 1e6  # each sample's share of the CPU time counted
+        functions = collections.Counter()
+        for name, n in zip(functions_at(list(places)), places.values()):
+            functions[name or "?"] += n * ms
+        return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
+                "lost_samples": self.lost, "new_threads": new, "functions": dict(functions)}
 
     def _close(self) -> None:
-        for fd, addr in self.events:
-            _libc.munmap(addr, (RING_PAGES + 1) * _PAGE)
-            os.close(fd)
-        self.events = []
+        self._done.set()
+        with self._lock:
+            for fd, addr in self.events:
+                _libc.munmap(addr, (RING_PAGES + 1) * _PAGE)
+                os.close(fd)
+            self.events = []
 
 
 def _threads(pids: list[int]) -> set[int]:
@@ -129,50 +169,144 @@ def _open(tid: int) -> tuple[int, int] | None:
     return fd, addr
 
 
-def _records(addr: int):
-    """(record type, pid, ip) of a ring's samples, (LOST, 0, count) of its lost records."""
+def _records(addr: int) -> list[tuple[int, int, int]]:
+    """(record type, pid, ip) of the samples a ring holds, (LOST, 0, count) of its lost records; the ring's space is
+    given back to the kernel (its tail moved to its head)."""
     meta = (ctypes.c_char * _PAGE).from_address(addr)
     head, tail = struct.unpack_from("QQ", bytes(meta[1024:1040]))  # data_head, data_tail
     size = RING_PAGES * _PAGE
-    data = bytes((ctypes.c_char * size).from_address(addr + _PAGE))
+    data = bytes((ctypes.c_char * size).from_address(addr + _PAGE))  # read after head: the records up to it are whole
     data += data[:_RECORD_MAX]  # a record that wraps around the ring's end reads on from its start
-    pos = tail
+    out, pos = [], tail
     while pos + 8 <= head:
         off = pos % size
         kind, _, length = struct.unpack_from("IHH", data, off)
         if length < 8:
-            return
+            break
         if kind == _RECORD_SAMPLE:
             ip, pid = struct.unpack_from("QI", data, off + 8)
-            yield kind, pid, ip
+            out.append((kind, pid, ip))
         elif kind == _RECORD_LOST:
-            yield kind, 0, struct.unpack_from("Q", data, off + 16)[0]
+            out.append((kind, 0, struct.unpack_from("Q", data, off + 16)[0]))
         pos += length
+    ctypes.c_uint64.from_address(addr + 1032).value = head  # data_tail
+    return out
+
+Region = tuple[int, int, bool, "tuple[str, int] | None", int]  # start, end, framework's, file identity, file offset
 
 
-def _executable_regions(pid: int) -> list[tuple[int, int, bool]] | None:
-    """(start, end, is the framework's) of the process's executable mappings, by start; None if unreadable."""
+def _mappings(pid: int | str, executable: bool = True):
+    """(start, end, file offset, (device, inode), path) of a process's mappings, executable ones only by default."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            if executable and "x" not in parts[1]:
+                continue
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            yield lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else ""
+
+
+def _executable_regions(pid: int) -> list[Region] | None:
+    """The process's executable mappings by start, each with whether it is the framework's and, for a framework
+    library's file, its identity; None if unreadable."""
     out = []
     try:
-        with open(f"/proc/{pid}/maps") as f:
-            for line in f:
-                parts = line.split(maxsplit=5)
-                if "x" not in parts[1]:
-                    continue
-                lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                path = parts[5].strip() if len(parts) > 5 else ""
-                # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels)
-                jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)")
-                out.append((lo, hi, jit or bool(FRAMEWORK_CODE.search(path))))
+        for lo, hi, offset, ident, path in _mappings(pid):
+            # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels)
+            jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)")
+            library = not jit and bool(FRAMEWORK_CODE.search(path))
+            out.append((lo, hi, jit or library, ident if library else None, offset))
     except OSError:
         return None
     return sorted(out)
 
 
-def _is_framework(regions, ip: int) -> bool:
-    """Code of the framework, generated at run time, or mapped no more (unmapped after it ran: counted as the
-    framework's, as nothing honest does that)."""
+def _region(regions: list[Region] | None, ip: int) -> Region | None:
+    """The mapping that holds ip; None for code of no mapping (or unreadable maps), counted as the framework's: code
+    unmapped after it ran is not what honest code does."""
     if regions is None:
-        return True
-    i = bisect.bisect_right(regions, (ip, float("inf"), True)) - 1  # the last mapping that starts at or before ip
-    return regions[i][2] if i >= 0 and ip < regions[i][1] else True
+        return None
+    i = bisect.bisect_right(regions, (ip, float("inf"))) - 1  # the last mapping that starts at or before ip
+    return regions[i] if i >= 0 and ip < regions[i][1] else None
+
+
+def functions_at(places: list[tuple[tuple[str, int], int]]) -> list[str | None]:
+    """The demangled function at each (file identity, file offset) of a framework library, when the judge has the same
+    file (device and inode) mapped itself: names come from the judge's own copy, never from a file the submission
+    chose; None where there is none."""
+    own = _own_framework_files() if places else {}
+    names: list[str | None] = [None] * len(places)
+    for ident in {ident for ident, _ in places}:
+        if ident not in own:
+            continue
+        try:
+            table = _symbols(own[ident], ident)
+        except (OSError, ValueError, struct.error, IndexError):
+            continue
+        at = [i for i, (key, _) in enumerate(places) if key == ident]
+        for i, name in zip(at, table.names_at([places[i][1] for i in at])):
+            names[i] = name
+    return names
+
+
+def _own_framework_files() -> dict[tuple[str, int], str]:
+    """The framework libraries this process has mapped, by identity."""
+    try:
+        return {ident: path for _, _, _, ident, path in _mappings("self", executable=False)
+                if FRAMEWORK_CODE.search(path)}
+    except OSError:
+        return {}
+
+
+@functools.lru_cache(maxsize=8)
+def _symbols(path: str, ident: tuple[str, int]) -> "_Symbols":
+    return _Symbols(path)
+
+
+class _Symbols:
+    """The functions of an ELF64 file by file offset: its full symbol table (.symtab), else its dynamic one; the
+    file's loadable segments translate offsets to the addresses symbols carry."""
+
+    def __init__(self, path: str):
+        import numpy as np
+
+        with open(path, "rb") as f:
+            self.data = data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        if data[:6] != b"\x7fELF\x02\x01":
+            raise ValueError(f"{path}: not a little-endian ELF64 file")
+        phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+        phnum, shentsize, shnum = struct.unpack_from("<H", data, 0x38)[0], *struct.unpack_from("<HH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+        tables = {s[1]: s for s in sections}  # by type: SHT_SYMTAB 2, SHT_DYNSYM 11
+        table = tables.get(2) or tables.get(11)
+        if table is None:
+            raise ValueError(f"{path}: no symbol table")
+        self.strings = sections[table[6]][4]  # sh_link: its string table's file offset
+        self.segments = [(off, off + filesz, vaddr) for typ, _, off, vaddr, _, filesz, _, _ in
+                         (struct.unpack_from("<IIQQQQQQ", data, phoff + 56 * k) for k in range(phnum)) if typ == 1]
+        entry = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
+                          ("size", "<u8")])
+        syms = np.frombuffer(data, dtype=entry, count=table[5] // 24, offset=table[4])
+        syms = syms[((syms["info"] & 0xF) == 2) & (syms["size"] > 0)]  # STT_FUNC with a size
+        self.syms = np.sort(syms, order="value")
+        self.values = np.ascontiguousarray(self.syms["value"])
+        self.names: dict[int, str | None] = {}
+
+    def names_at(self, offsets: list[int]) -> list[str | None]:
+        import numpy as np
+        import torch
+
+        vaddrs = np.array([next((v + off - lo for lo, hi, v in self.segments if lo <= off < hi), 0) for off in offsets],
+                          dtype=np.uint64)
+        idx = self.values.searchsorted(vaddrs, side="right").astype(np.int64) - 1
+        out = []
+        for vaddr, i in zip(vaddrs.tolist(), idx.tolist()):
+            if i < 0 or vaddr == 0 or vaddr >= int(self.values[i]) + int(self.syms["size"][i]):
+                out.append(None)
+                continue
+            if i not in self.names:
+                start = self.strings + int(self.syms["name"][i])
+                end = self.data.find(b"\0", start, start + 4096)
+                self.names[i] = torch._C._demangle(self.data[start:end].decode(errors="replace")) if end > start else None
+            out.append(self.names[i])
+        return out

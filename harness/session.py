@@ -76,7 +76,9 @@ class Candidate:
         except (OSError, ValueError, struct.error) as e:
             self.sampler_error = f"reading the samples: {e}"
             return
-        acc = self.sampled.setdefault(stage, {"calls": 0})
+        acc = self.sampled.setdefault(stage, {"calls": 0, "functions": {}})
+        for name, ms in got.pop("functions", {}).items():
+            acc["functions"][name] = acc["functions"].get(name, 0.0) + ms
         for k, v in (("calls", calls), *got.items()):
             acc[k] = acc.get(k, 0) + v
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.13"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.14"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -38,6 +38,7 @@ SCHEMA_VERSION = "1.13"  # 1.1: timing_method on baselines and run records; 1.2:
 # 1.12: the profiled call held to the timed ones (flag profile_mismatch; profile_busy_slack, profile_busy_margin_ms,
 # profile_busy_margin_ms_cpu) and a CPU batch held to its share of the cores (cpu_share_slack, cpu_share_margin_ms);
 # 1.13: a CPU's timed calls held to the framework time the profile's ops cover (framework_unseen_margin_ms_cpu)
+# 1.14: that allowance's own slack (framework_unseen_slack_cpu), apart from the profiled call's busy-time slack
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -164,8 +165,8 @@ RULES = pa.struct([
     ("profile_busy_margin_ms_cpu", F64),  # ... or this (CPU)
     ("cpu_share_slack", F64),        # a CPU batch whose sandbox used more CPU than this many times its cores' share ...
     ("cpu_share_margin_ms", F64),    # ... of its round trip, plus this, is timed as its work takes on that share
-    ("framework_unseen_margin_ms_cpu", F64),  # CPU time a timed call spent in the framework's code over the
-                                     # profile's ops (profile_busy_slack x them x threads) plus this is profile_mismatch
+    ("framework_unseen_slack_cpu", F64),  # CPU time a timed call spent in the framework's code over this many
+    ("framework_unseen_margin_ms_cpu", F64),  # ... times the profile's ops x threads, plus this, is profile_mismatch
 ])
 
 
