@@ -44,9 +44,10 @@ def main() -> None:
                     help="grade against the shipped baseline rows, as `kb eval` does (no baseline measured per grade)")
     ap.add_argument("--small", action="store_true", help="the test problems (tests/corpus/problems), 5 trials")
     ap.add_argument("--also", nargs="*", default=[], help="more corpus entries by file name (open ones too)")
+    ap.add_argument("--only-also", action="store_true", help="grade the --also entries alone, not the honest corpus")
     args = ap.parse_args()
     honest = [e for e in entries() if e.honest and e.device in (None, args.device.split(":")[0])
-              and "builds" not in e.options] + [_named(n) for n in args.also]
+              and "builds" not in e.options and not args.only_also] + [_named(n) for n in args.also]
     ps = ProblemSet(SMALL_PROBLEMS if args.small else None)
     rows = []
     baselines = None
@@ -74,7 +75,8 @@ def main() -> None:
                    "n_trials": rec.n_trials, "error": (rec.error or "")[:300] or None,
                    "side_stream_work": details.get("side_stream_work"), "sandbox": getattr(rec, "sandbox", None),
                    "profiled_busy_ms": details.get("profiled_busy_ms"),
-                   "framework_samples": details.get("framework_samples")}
+                   "framework_samples": details.get("framework_samples"),
+                   "framework_functions_ms": details.get("framework_functions_ms")}
             rows.append(row)
             print(json.dumps(row), flush=True)
     walls = [r["wall_s"] for r in rows]

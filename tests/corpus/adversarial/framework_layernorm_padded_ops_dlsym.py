@@ -1,14 +1,11 @@
-"""at::native::layer_norm_cpu by dlsym (as adversarial/framework_layernorm_dlsym_below_dispatcher), each call padded
-with recorded whole-tensor ops for about twice as long as the hidden kernel takes, so that the profile's op time, from which the
-sampler's allowance is drawn, covers the framework time no op names. Session 26 (CPU, strong sandbox, one grading,
-`python benchmarks/bench_boundary.py --device cpu --small --also rt26_padded_ops_dlsym_layernorm`): ok at 0.32x against
-0.18x for the honest op-by-op LayerNorm (33.0 ms framework a call against 14.1 no-work, ops 29.5 ms: limit 45 ms).
-Padded for about as long as the kernel (cheap ops on one element) it was caught: the Python between those ops is
-framework-free time the ops do not record. The allowance grows 1.5x as fast as the padding, so padding of twice the
-hidden time or more passes. Fix idea: libtorch_cpu.so ships its full symbol table; the samples, resolved to function
-names, tell the LayerNorm kernel from a multiply's whoever called it (the CPU's counterpart of kernel names on a GPU).
+"""at::native::layer_norm_cpu by dlsym (as framework_layernorm_dlsym_below_dispatcher), each call padded with recorded
+whole-tensor ops for about twice as long as the hidden kernel takes, so that the profile's op time, from which the
+sampler's allowance is drawn, covers the framework time no op names. Red team, session 26: ok at 0.32x against 0.18x
+for the honest op-by-op LayerNorm (33.0 ms of framework a call against 14.1 no-work, ops 29.5 ms: limit 45 ms). Caught
+since session 27 by name: the judge names each framework sample from libtorch_cpu's symbol table, and 83-92 ms of
+the timed calls' samples fell in LayerNormKernelImpl, the norm family's code, whoever called it.
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [profile_mismatch]
+Verdict: rejected [calls_reference_ops]
 Device: cpu
 Options: builds, needs_sampler
 """
