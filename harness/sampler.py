@@ -288,8 +288,8 @@ class _Symbols:
                           ("size", "<u8")])
         syms = np.frombuffer(data, dtype=entry, count=table[5] // 24, offset=table[4])
         syms = syms[((syms["info"] & 0xF) == 2) & (syms["size"] > 0)]  # STT_FUNC with a size
-        self.syms = np.sort(syms, order="value")
-        self.values = np.ascontiguousarray(self.syms["value"])
+        order = np.argsort(syms["value"])
+        self.values, self.sizes, self.offsets = (syms[k][order] for k in ("value", "size", "name"))
         self.names: dict[int, str | None] = {}
 
     def names_at(self, offsets: list[int]) -> list[str | None]:
@@ -301,11 +301,11 @@ class _Symbols:
         idx = self.values.searchsorted(vaddrs, side="right").astype(np.int64) - 1
         out = []
         for vaddr, i in zip(vaddrs.tolist(), idx.tolist()):
-            if i < 0 or vaddr == 0 or vaddr >= int(self.values[i]) + int(self.syms["size"][i]):
+            if i < 0 or vaddr == 0 or vaddr >= int(self.values[i]) + int(self.sizes[i]):
                 out.append(None)
                 continue
             if i not in self.names:
-                start = self.strings + int(self.syms["name"][i])
+                start = self.strings + int(self.offsets[i])
                 end = self.data.find(b"\0", start, start + 4096)
                 self.names[i] = torch._C._demangle(self.data[start:end].decode(errors="replace")) if end > start else None
             out.append(self.names[i])
