@@ -1,7 +1,7 @@
 """Allocates 12 GiB of host memory at construction (a GELU needs none of it).
 Problem: v3/level1/26_GELU_
 Verdict: memory_exceeded
-Options: needs_isolation, allow_framework
+Options: needs_isolation, allow_framework, memory_limit_3gb
 """
 import torch
 import torch.nn as nn
