@@ -132,14 +132,14 @@ CPU_FALLBACK_MAX_BYTES = 1_000_000_000
 
 
 def analyze_on_meta(lp, with_trace: bool = True,
-                    cpu_fallback_max_bytes: int = CPU_FALLBACK_MAX_BYTES) -> MetaResult:
+                    cpu_fallback_max_bytes: int = CPU_FALLBACK_MAX_BYTES, trace_max: int | None = None) -> MetaResult:
     """Run the reference once on meta; a failure is returned in `error`, not raised.
 
     A forward with data-dependent shapes or `.item()` cannot run on meta; a problem that declares
     the `data_dependent` quirk then runs once on CPU with the seed-42 inputs, if its inputs and
     state are under `cpu_fallback_max_bytes` (the result says `device="cpu"`).
     """
-    res = analyze_on(lp, "meta", with_trace)
+    res = analyze_on(lp, "meta", with_trace, trace_max)
     if (res.error is None or lp.metadata.get("KNOWN_ISSUE") or res.inputs is None
             or "data_dependent" not in (lp.metadata.get("QUIRKS") or [])):
         return res
@@ -148,7 +148,7 @@ def analyze_on_meta(lp, with_trace: bool = True,
     if bytes_in > cpu_fallback_max_bytes:
         res.error += f" (data-dependent forward; {bytes_in / 1e9:.1f} GB of inputs and state is too large for a CPU run)"
         return res
-    cpu = analyze_on(lp, "cpu", with_trace)
+    cpu = analyze_on(lp, "cpu", with_trace, trace_max)
     return cpu if cpu.error is None else res
 
 
@@ -159,9 +159,11 @@ def _numel_bytes(spec: dict) -> int:
     return n * torch.empty(0, dtype=getattr(torch, spec["dtype"], torch.float32)).element_size()
 
 
-def analyze_on(lp, device: str, with_trace: bool) -> MetaResult:
+def analyze_on(lp, device: str, with_trace: bool, trace_max: int | None = None) -> MetaResult:
+    """The reference's state, inputs, outputs, FLOPs and bytes on `device`; with_trace: its aten ops too (the first
+    trace_max of them)."""
     res = MetaResult(device=device)
-    recorder = AtenRecorder() if with_trace else None
+    recorder = AtenRecorder(trace_max) if with_trace else None
     try:
         if device == "meta":
             model = meta_model(lp)
@@ -305,17 +307,21 @@ class FlopCount(TorchDispatchMode):
 
 
 class AtenRecorder(TorchDispatchMode):
-    """Records every aten op as `op(args)->result`, tensors as `f32[2, 3]` (`{nc}`: non-contiguous)."""
+    """Records every aten op as `op(args)->result`, tensors as `f32[2, 3]` (`{nc}`: non-contiguous); the first
+    max_lines of them (formatting is most of a long trace's cost: a recurrent network runs 100,000 ops)."""
 
     DROP_KWARGS = ("device", "layout", "pin_memory", "memory_format", "non_blocking")
 
-    def __init__(self):
+    def __init__(self, max_lines: int | None = None):
         super().__init__()
         self.lines: list[str] = []
+        self.max_lines = max_lines
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if self.max_lines is not None and len(self.lines) >= self.max_lines:
+            return out
         parts = [fmt_arg(a) for a in args]
         parts += [f"{k}={fmt_arg(v)}" for k, v in kwargs.items() if k not in self.DROP_KWARGS]
         self.lines.append(f"{func}({', '.join(parts)})->{fmt_arg(out)}")

@@ -152,12 +152,14 @@ def check_static(rec: dict, root: Path = ROOT / "problems") -> list[str]:
     if fwd_params[:len(tensor_names)] != tensor_names and "forward_signature" not in rec:
         errs.append(f"forward parameters {fwd_params}, spec inputs {tensor_names}")
 
-    meta = M.analyze_on(lp, "meta", with_trace=True)
+    # the specs keep a long trace's first 2000 lines: one more shows a longer trace, a full one costs seconds
+    trace_max = max(2001, len(rec.get("aten_trace") or rec.get("aten_trace_partial") or []) + 1)
+    meta = M.analyze_on(lp, "meta", with_trace=True, trace_max=trace_max)
     # transformers asks .item() of its inputs (mask or padding checks); the spec's recorder answered those
     # as on real inputs, so on meta the trace is compared up to that point only.
     hf_item = bool(meta.error and ".item()" in meta.error and "transformers" in (lp.metadata.get("REQUIRES") or []))
     if meta.error and not hf_item:
-        meta = M.analyze_on_meta(lp, with_trace=True)  # data-dependent forwards fall back to a CPU run
+        meta = M.analyze_on_meta(lp, with_trace=True, trace_max=trace_max)  # data-dependent forwards fall back to a CPU run
     if meta.state_dict is not None:
         exp_sd = [[k, list(s), d] for k, s, d in rec.get("state_dict") or []]
         if meta.state_dict != exp_sd:
