@@ -108,7 +108,8 @@ class Sampler:
                 self._drainer.join()
             self._drain()
             cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
-            code = {pid: _executable_regions(pid) for pid in self.pids}
+            own = _own_framework_files()
+            code = {pid: _executable_regions(pid, own) for pid in self.pids}
             framework = other = 0
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
             for (pid, ip), n in self.samples.items():
@@ -125,7 +126,7 @@ class Sampler:
         sampled = framework + other
         ms = cpu_ns / 1e6 / sampled if sampled else PERIOD_NS / 1e6  # each sample's share of the CPU time counted
         functions = collections.Counter()
-        for name, n in zip(functions_at(list(places)), places.values()):
+        for name, n in zip(functions_at(list(places), own), places.values()):
             functions[name or "?"] += n * ms
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
                 "lost_samples": self.lost, "new_threads": new, "functions": dict(functions)}
@@ -206,15 +207,16 @@ def _mappings(pid: int | str, executable: bool = True):
             yield lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else ""
 
 
-def _executable_regions(pid: int) -> list[Region] | None:
-    """The process's executable mappings by start, each with whether it is the framework's and, for a framework
-    library's file, its identity; None if unreadable."""
+def _executable_regions(pid: int, own: dict[tuple[str, int], str]) -> list[Region] | None:
+    """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
+    same file as one of the judge's own framework libraries under any name) and, for a framework library's file, its
+    identity; None if unreadable."""
     out = []
     try:
         for lo, hi, offset, ident, path in _mappings(pid):
             # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels)
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)")
-            library = not jit and bool(FRAMEWORK_CODE.search(path))
+            library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
             out.append((lo, hi, jit or library, ident if library else None, offset))
     except OSError:
         return None
@@ -230,11 +232,10 @@ def _region(regions: list[Region] | None, ip: int) -> Region | None:
     return regions[i] if i >= 0 and ip < regions[i][1] else None
 
 
-def functions_at(places: list[tuple[tuple[str, int], int]]) -> list[str | None]:
+def functions_at(places: list[tuple[tuple[str, int], int]], own: dict[tuple[str, int], str]) -> list[str | None]:
     """The demangled function at each (file identity, file offset) of a framework library, when the judge has the same
     file (device and inode) mapped itself: names come from the judge's own copy, never from a file the submission
-    chose; None where there is none."""
-    own = _own_framework_files() if places else {}
+    chose (`own`: the judge's framework files by identity); None where there is none."""
     names: list[str | None] = [None] * len(places)
     for ident in {ident for ident, _ in places}:
         if ident not in own:

@@ -152,3 +152,34 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
     assert refused["flags"] == [] and refused["flag_details"]["framework_samples"].startswith("unavailable")
     assert check(None)["flags"] == ["check_failed"]
     assert check(0.0, new_threads=2)["flags"] == ["check_failed"]
+
+
+def test_a_framework_library_under_another_name_is_still_the_frameworks(tmp_path):
+    """A mapping of the same file as one of the judge's framework libraries (device and inode), whatever its path,
+    is the framework's code and is named from the judge's copy: a hard link under a plain name hides nothing."""
+    from kb_data.harness.sampler import _executable_regions, _own_framework_files
+
+    own = _own_framework_files()
+    lib = next(path for path in own.values() if path.endswith("/libtorch.so"))
+    alias = tmp_path / "libplain.so"
+    try:
+        os.link(lib, alias)
+    except OSError as e:
+        pytest.skip(f"no hard link to {lib} here: {e}")
+    code = ("import mmap, sys\nf = open(sys.argv[1], 'rb')\n"
+            "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC, flags=mmap.MAP_PRIVATE)\n"
+            "print('go', flush=True)\nsys.stdin.readline()\n")
+    child = subprocess.Popen([sys.executable, "-c", code, str(alias)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "go"
+        regions = _executable_regions(child.pid, own)
+        with open(f"/proc/{child.pid}/maps") as f:
+            mapped = [line for line in f if str(alias) in line and "r-x" in line]
+    finally:
+        child.kill()
+        child.wait()
+    assert mapped, "the child did not map the link"
+    lo = int(mapped[0].split("-")[0], 16)
+    region = next(r for r in regions if r[0] == lo)
+    assert region[2] and own.get(region[3]) == lib, region
