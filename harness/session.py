@@ -67,8 +67,9 @@ class Candidate:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""
         return Sampler() if self.sampler_error is None else None
 
-    def add_samples(self, stage: str, sampler: Sampler | None, calls: int) -> None:
-        """The batch's samples, added to its stage's account."""
+    def add_samples(self, stage: str, sampler: Sampler | None, calls: int, cgroup_ms: float | None = None) -> None:
+        """The batch's samples, added to its stage's account, with the sandbox cgroup's CPU time over the batch
+        (`cgroup_ms`, None without a cgroup), which counts threads that started and ended unseen by the sampler."""
         if sampler is None:
             return
         try:
@@ -77,6 +78,10 @@ class Candidate:
             self.sampler_error = f"reading the samples: {e}"
             return
         acc = self.sampled.setdefault(stage, {"calls": 0, "functions": {}})
+        if cgroup_ms is None:
+            acc["cgroup_unavailable"] = True
+        else:
+            got["cgroup_ms"] = cgroup_ms
         for name, ms in got.pop("functions", {}).items():
             acc["functions"][name] = acc["functions"].get(name, 0.0) + ms
         for k, v in (("calls", calls), *got.items()):

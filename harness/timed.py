@@ -355,11 +355,13 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
         mark["held"], mark["cpu"], mark["t"] = held, cand.cpu_ms(), timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
+    c1 = None
     try:
         reply = cand.request(msg, stage, ready=ready)
         end, c1 = timing._perf_counter(), cand.cpu_ms()  # before the samples are read
     finally:
-        cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]))
+        cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
+        cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
     if "t" not in mark:
         flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
              "were written")

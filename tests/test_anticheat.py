@@ -86,6 +86,9 @@ def test_corpus_cpu(entry, tmp_path, monkeypatch):
     sampler = json.loads(rec.flag_details or "{}").get("framework_samples")
     if "needs_sampler" in entry.options and isinstance(sampler, str):
         pytest.skip(f"caught by the CPU samples of the timed calls, which this machine refuses: {sampler}")
+    if "needs_cgroup" in entry.options and isinstance(sampler, dict) and "unsampled_call_ms" not in sampler:
+        pytest.skip("caught by the sandbox cgroup's CPU account, which this sandbox has not (the harness runs as root "
+                    "for one)")
     _assert_verdict(entry, rec)
 
 

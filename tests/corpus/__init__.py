@@ -13,6 +13,8 @@ Each file's docstring says what it does and the verdict it must get:
     Options: allow_framework               grade with framework ops allowed (the reference itself)
              builds                        compiles an extension or a package in its build stage (half a minute or
                                            more on a CPU): graded by the CPU corpus test when KB_CORPUS_BUILDS=1
+             needs_sampler, needs_cgroup   caught by the CPU samples of the timed calls / by the sandbox cgroup's
+                                           CPU account beside them: skipped where the machine has neither
              memory_limit_3gb              graded with 3 GiB of host memory for its processes (a hoard then
                                            crosses the limit in half the time the default's 6 GiB and more take)
 """
