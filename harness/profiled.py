@@ -206,16 +206,16 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         if not passed or busy_limit(min(busy), rules, device, res) is None:
             break
     observed_as_timed(busy, rules, device, res)
-    framework_unseen(cand, min(busy), rules, res)
+    forbidden = rules.get("forbidden_op_families") or []
+    ref_fams = _families(ref_ops, ref_kernels, forbidden)
+    barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)
+    framework_unseen(cand, min(busy), rules, res, sorted(barred))
     linked = linked_framework_ops(built)  # run by the extension itself, where no profiler sees them
     if linked:
         res["flag_details"]["linked_framework_kernels"] = sorted(linked)[:20]
         ops |= linked
     if any(mark in built for mark in _AOT_INDUCTOR_MARKS):
         flag(res, "calls_reference_ops", "the build holds torch.compile's ahead-of-time code (AOTInductor)")
-    forbidden = rules.get("forbidden_op_families") or []
-    ref_fams = _families(ref_ops, ref_kernels, forbidden)
-    barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)
     cand_fams = _families(ops, kernels, sorted(barred), own)
     if device.type == "cpu":
         functions = cand.sampled.get("timing", {}).get("functions", {})
@@ -289,13 +289,16 @@ def observed_as_timed(busy: list[float], rules, device, res) -> None:
                                       "was timed")
 
 
-def framework_unseen(cand, busy_ms: float, rules, res) -> None:
+def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -> None:
     """The framework's code that the timed calls ran, as the kernel sampled it on a CPU (torch's libraries, the BLAS
     and oneDNN ones, code generated at run time), past what a no-work call of the harness runs there (calibrated
     before the submission loaded), against the time the profile's ops cover on the candidate's threads: more is
     framework work reached below the dispatcher (by address through ctypes, from a native extension), which no op
-    names. A sampler the kernel refused is noted (as a sandbox without a cgroup is); one that ran and saw no timed
-    batch fails the check."""
+    names. Samples the judge named, in functions of no family the problem bars (`barred`), are work the problem
+    allows whoever called it (an elementwise kernel, a reduction, numpy's BLAS row sums in a LayerNorm): only unnamed
+    framework code (generated at run time, or of a library the judge has not loaded) and the barred families' count.
+    A sampler the kernel refused is noted (as a sandbox without a cgroup is); one that ran and saw no timed batch
+    fails the check."""
     if cand.sampler_error is not None:
         if cand.device.type == "cpu":
             res["flag_details"]["framework_samples"] = f"unavailable: {cand.sampler_error}"
@@ -305,8 +308,12 @@ def framework_unseen(cand, busy_ms: float, rules, res) -> None:
         flag(res, "check_failed", "framework samples: no timed batch was sampled")
         return
 
+    barred_code = re.compile("|".join(OP_FAMILIES[f]["cpu"] for f in barred), re.I) if barred else None
+
     def per_call(acc: dict) -> float:
-        return acc["framework_ms"] / acc["calls"]
+        allowed = sum(ms for name, ms in acc.get("functions", {}).items()
+                      if name != "?" and not (barred_code and barred_code.search(name)))
+        return (acc["framework_ms"] - allowed) / acc["calls"]
 
     timed_ms, idle_ms, threads = per_call(timed), per_call(idle), cpu_threads()
     excess = timed_ms - idle_ms
@@ -315,7 +322,7 @@ def framework_unseen(cand, busy_ms: float, rules, res) -> None:
                                                           "no_work_call_ms": round(idle_ms, 3),
                                                           "profiled_ops_ms": round(busy_ms, 3), "threads": threads,
                                                           "new_threads": timed["new_threads"]}
-    if not (timed.get("cgroup_unavailable") or idle.get("cgroup_unavailable")):
+    if all("cgroup_ms" in acc and not acc.get("cgroup_unavailable") for acc in (timed, idle)):
         unsampled = lambda acc: (acc.get("cgroup_ms", 0.0) - acc["cpu_ms"]) / acc["calls"]  # noqa: E731
         details["unsampled_call_ms"], details["unsampled_no_work_call_ms"] = round(unsampled(timed), 3), round(unsampled(idle), 3)
         # the cgroup counts every thread, those that started and ended within a batch too; the sampler only those
@@ -323,6 +330,11 @@ def framework_unseen(cand, busy_ms: float, rules, res) -> None:
         if unsampled(timed) - unsampled(idle) > rules["framework_unseen_margin_ms_cpu"]:
             flag(res, "check_failed", f"framework samples: {unsampled(timed):.3g} ms of CPU a call ran in threads "
                                       "the sampler could not follow (started and ended within a timed batch)")
+    replaced = sorted(set(timed.get("tampered", [])) | set(idle.get("tampered", [])))
+    if replaced:
+        flag(res, "check_failed", f"framework samples: the code of {', '.join(replaced)} in the sandbox is mapped "
+                                  "otherwise than the library maps (pages replaced or moved): its samples would carry "
+                                  "another mapping's name")
     if timed["new_threads"]:
         flag(res, "check_failed", f"framework samples: {timed['new_threads']} thread(s) started during timed batches, "
                                   "which the sampler could not follow")

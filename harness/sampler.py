@@ -15,6 +15,7 @@ import os
 import re
 import struct
 import threading
+from pathlib import Path
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
@@ -110,6 +111,8 @@ class Sampler:
             cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
             own = _own_framework_files()
             code = {pid: _executable_regions(pid, own) for pid in self.pids}
+            tampered = sorted({Path(own[ident]).name for regions in code.values()
+                               for ident in _replaced_framework_code(regions, own)})
             framework = other = 0
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
             for (pid, ip), n in self.samples.items():
@@ -129,7 +132,7 @@ class Sampler:
         for name, n in zip(functions_at(list(places), own), places.values()):
             functions[name or "?"] += n * ms
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
-                "lost_samples": self.lost, "new_threads": new, "functions": dict(functions)}
+                "lost_samples": self.lost, "new_threads": new, "functions": dict(functions), "tampered": tampered}
 
     def _close(self) -> None:
         self._done.set()
@@ -221,6 +224,33 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str]) -> list[Regio
     except OSError:
         return None
     return sorted(out)
+
+
+def _replaced_framework_code(regions: list[Region] | None, own: dict[tuple[str, int], str]) -> set[tuple[str, int]]:
+    """The framework libraries whose executable mappings in a process differ from the judge's own mappings of the
+    same file: the loader maps one file alike in every process, so a difference is code of the library replaced in
+    place (a page mapped over it from another file or anonymous memory, moved away, its protection changed), which
+    would run the framework's code under another mapping's name."""
+    if not regions:
+        return set()
+    theirs: dict = {}
+    for lo, hi, _, ident, offset in regions:
+        if ident is not None:
+            theirs.setdefault(ident, []).append((offset, hi - lo))
+    mine = _own_executable_layout()
+    return {ident for ident, layout in theirs.items() if ident in mine and sorted(layout) != mine[ident]}
+
+
+def _own_executable_layout() -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """(file offset, size) of this process's executable mappings of each framework library, by identity."""
+    out: dict = {}
+    try:
+        for lo, hi, offset, ident, path in _mappings("self"):
+            if FRAMEWORK_CODE.search(path):
+                out.setdefault(ident, []).append((offset, hi - lo))
+    except OSError:
+        return {}
+    return {ident: sorted(layout) for ident, layout in out.items()}
 
 
 def _region(regions: list[Region] | None, ip: int) -> Region | None:

@@ -84,6 +84,7 @@ class Candidate:
             got["cgroup_ms"] = cgroup_ms
         for name, ms in got.pop("functions", {}).items():
             acc["functions"][name] = acc["functions"].get(name, 0.0) + ms
+        acc["tampered"] = sorted(set(acc.get("tampered", [])) | set(got.pop("tampered", [])))
         for k, v in (("calls", calls), *got.items()):
             acc[k] = acc.get(k, 0) + v
 

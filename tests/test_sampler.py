@@ -153,6 +153,28 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
     assert check(None)["flags"] == ["check_failed"]
     assert check(0.0, new_threads=2)["flags"] == ["check_failed"]
 
+    def named(functions: dict, barred: list, cgroup_extra_ms: float = 0.0) -> dict:
+        """A timed batch of 10 calls, 20 ms of framework time a call, named as `functions` (ms in all)."""
+        idle = {"calls": 10, "framework_ms": 5.0, "other_ms": 5.0, "cpu_ms": 10.0, "cgroup_ms": 10.0, "functions": {}}
+        timed = {"calls": 10, "framework_ms": 5.0 + 200.0, "other_ms": 1.0, "cpu_ms": 206.0,
+                 "cgroup_ms": 206.0 + 10 * cgroup_extra_ms, "new_threads": 0, "functions": functions}
+        res = {"flags": [], "flag_details": {}}
+        framework_unseen(SimpleNamespace(sampler_error=None, sampled={"calibration": idle, "timing": timed},
+                                         device=torch.device("cpu")), 0.5, rules, res, barred)
+        return res
+
+    # named framework work of no barred family is allowed, whoever called it; unnamed code and a barred family's count
+    assert named({"at::native::add_kernel(at::TensorIterator&)": 200.0}, ["norm"])["flags"] == []
+    assert named({"?": 200.0}, ["norm"])["flags"] == ["profile_mismatch"]
+    assert named({"at::native::(anonymous namespace)::LayerNormKernelImpl(long)": 200.0}, ["norm"])["flags"] == \
+        ["profile_mismatch"]
+    assert named({"sgemv_kernel_4x2": 200.0}, ["norm"])["flags"] == []  # numpy's BLAS row sums in a LayerNorm
+    assert named({"sgemv_kernel_4x2": 200.0}, ["gemm"])["flags"] == ["profile_mismatch"]
+    # CPU time the cgroup counted past the sampled threads' clocks ran in threads born and gone within the batch
+    unseen = named({"at::native::add_kernel(at::TensorIterator&)": 200.0}, ["norm"], cgroup_extra_ms=5.0)
+    assert unseen["flags"] == ["check_failed"] and "could not follow" in unseen["flag_details"]["check_failed"]
+    assert unseen["flag_details"]["framework_samples"]["unsampled_call_ms"] == 5.0
+
 
 def test_a_framework_library_under_another_name_is_still_the_frameworks(tmp_path):
     """A mapping of the same file as one of the judge's framework libraries (device and inode), whatever its path,
