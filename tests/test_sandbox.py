@@ -515,3 +515,18 @@ def test_one_profiled_call_that_lost_time_is_profiled_again_and_one_busy_in_ever
     assert res["status"] == "ok" and res["flags"] == (["profile_mismatch"] if mismatch else []), (res["flags"], res["error"])
     if mismatch:
         assert "at least (2 profiled)" in res["flag_details"]["profile_mismatch"]
+
+
+def test_a_user_range_on_the_gpus_timeline_is_no_kernel():
+    """A record_function's range shows on the GPU's timeline as an event of the GPU; counted as a kernel, the
+    harness's own `kb::profiled_forward` made every GPU submission one with a kernel of its own (the H200, session 27:
+    `no_custom_kernel` never raised) and a submission's own range could name any "kernel" it liked."""
+    from types import SimpleNamespace
+
+    from kb_data.harness.candidate import _annotation
+    from kb_data.harness.channel import FORWARD_MARK
+
+    assert _annotation(SimpleNamespace(name=FORWARD_MARK, is_user_annotation=False))
+    assert _annotation(SimpleNamespace(name="my_fast_kernel", is_user_annotation=True))
+    assert _annotation(SimpleNamespace(name=FORWARD_MARK))  # a torch whose events do not say
+    assert not _annotation(SimpleNamespace(name="void softmax_warp_forward<float>(float*)", is_user_annotation=False))

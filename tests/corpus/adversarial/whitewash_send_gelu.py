@@ -5,8 +5,12 @@ A claim over the batch's whole round trip is impossible, and most batches under 
 GPU only since session 24: on the CPU the 4x under-claim of a 0.4 ms call sits inside the bound's 10 ms margin (the
 open CPU claims class, tests/corpus/open/README.md), and the 20x warm-up claim (8 ms) was caught only while it
 exceeded its round trip (a 64 MB flush and the call): on a loaded CI host it did not, and the record was ok at 2.98x.
+On the H200 (session 27) its claims were honest (0.050 ms claimed, 0.058 ms by the judge's clock): the server binds
+`send` before the submission exists, so the rewrite reaches nothing. It was rejected as profile_mismatch, falsely: the
+harness's own record_function range on the GPU's timeline counted as busy time (0.16-0.19 ms against 0.05), fixed
+since (harness/candidate.py `_annotation`; not yet graded on a GPU since): an honest GELU's work, `unaffected`.
 Problem: v3/level1/26_GELU_
-Verdict: rejected [timer_tampered]
+Verdict: unaffected
 Device: cuda
 """
 import math
