@@ -1,10 +1,12 @@
 """LayerNorm by the framework (F.layer_norm) in every call the profiler does not record; while it records, a Triton
 kernel of its own (one program per row, two passes over the row) runs instead, so the profile shows a custom kernel
-and no norm op. That kernel keeps the GPU busy many times as long as a timed call takes. On the H200 (session 27,
-torch 2.11) the flag it read was a function, always true: its timed calls ran its own kernel too (ok at 0.08x,
-8.3 ms a call, profiled busy 6.6 ms); it now reads the flag either way (not yet graded on a GPU since).
+and no norm op. Written (session 25, on the CPU) expecting that kernel to keep the GPU busy far longer than a timed
+call. On the H200 (session 27) it is the other way round: the framework's eager LayerNorm over rows of 4M values
+takes 8.3 ms a call (the reference graded as its own submission scores 0.08x against the compiled baseline, as
+since session 21), its own kernel 6.6 ms busy in the profiled call: no mismatch to see, and nothing gained (ok at
+0.08x). Graded `unaffected`; on a problem whose framework op is fast, profile_mismatch is what catches it.
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [profile_mismatch]
+Verdict: unaffected
 Device: cuda
 """
 import torch
@@ -37,10 +39,9 @@ def row_layernorm(x_ptr, w_ptr, b_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
 
 def _profiled():
     try:
-        flag = vars(torch.autograd.profiler)["_is_prof" + "iler_enabled"]  # a name the source never spells
-    except KeyError:
+        return bool(vars(torch.autograd.profiler)["_is_prof" + "iler_enabled"])  # a name the source never spells
+    except AttributeError:
         return False
-    return bool(flag() if callable(flag) else flag)  # a function in some torch versions, a module flag in others
 
 
 class Model(nn.Module):
