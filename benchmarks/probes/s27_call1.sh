@@ -3,7 +3,7 @@
 # the profiled call held to the timed median (re-profiled on fresh inputs when over), the roofline on raw claims, the
 # verdict-only comparison of timed calls. The honest corpus one by one with its profiled busy time (bench_boundary),
 # every gpu-marked test outside the per-entry corpus, then the honest corpus entries that build. Not run in session
-# 27 (lent, but no machine could be started in seven tries): ready for the next; s25_call1.sh is its older twin.
+# 27: ran once (12:27, after eight failed starts); its gpu tests ran out of their 240 s.
 set -u
 . benchmarks/probes/device_setup.sh
 export PYTHONUNBUFFERED=1

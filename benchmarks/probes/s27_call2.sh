@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # session 27, call 2: every adversarial and hostile GPU corpus entry on main (none has run on a GPU since session 24).
-# Not run in session 27 (no machine could be started): ready for the next, after s27_call1.sh.
+# Not run in session 27 (no device time left after call 1): ready for the next.
 set -u
 . benchmarks/probes/device_setup.sh
 export PYTHONUNBUFFERED=1
