@@ -18,8 +18,8 @@ from pathlib import Path
 
 # bound here, before any submission exists: a submission that replaces the channel module's functions (to work in
 # the untimed copy of its outputs) changes nothing this server calls
-from kb_data.harness.channel import (FORWARD_MARK, PROFILE_LIST_MAX, ChannelError, Gate, SlotDesc, dtype_name,
-                                     open_slot, recv, send)
+from kb_data.harness.channel import (COMPILED_OP_PREFIX, COMPILED_REGION, FORWARD_MARK, PROFILE_LIST_MAX, ChannelError,
+                                     Gate, SlotDesc, dtype_name, open_slot, recv, send)
 
 
 def serve(sock: socket.socket) -> None:
@@ -333,6 +333,8 @@ class Server:
                 spans.append((e.time_range.start, e.time_range.end))
             elif "::" in e.name and e.name != FORWARD_MARK:  # every namespace: the judge tells the framework's ops from the submission's
                 ops.add(e.name[:300])
+            elif COMPILED_REGION.match(e.name):  # torch.compile's graph ran here, however it was reached
+                ops.add(COMPILED_OP_PREFIX + e.name[:200])
             if self.device.type == "cpu" and e.device_type == self.torch.autograd.DeviceType.CPU and e.name != FORWARD_MARK \
                     and (e.cpu_parent is None or e.cpu_parent.name == FORWARD_MARK):  # top-level ops, the forward's own
                 spans.append((e.time_range.start, e.time_range.end))

@@ -15,6 +15,7 @@ import json
 import math
 import mmap
 import os
+import re
 import socket
 import struct
 import time
@@ -29,6 +30,9 @@ DTYPES = ("float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_
 PROFILE_LIST_MAX = 2000  # distinct op and kernel names a profile reply carries (an honest one has tens): a list that
 # reaches it may have lost the framework's names and fails the profile (harness/profiled.py)
 FORWARD_MARK = "kb::profiled_forward"  # the profiled call's own interval, among the harness's work around it
+# the profiler's events of a torch.compile'd graph (Dynamo's region, Inductor's compiled graph), reported among the ops
+COMPILED_REGION = re.compile(r"Torch-Compiled Region|## Call CompiledFxGraph|TorchDynamo Cache Lookup")
+COMPILED_OP_PREFIX = "torch_compile::"
 
 
 class ChannelError(Exception):

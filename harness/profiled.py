@@ -216,6 +216,10 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         ops |= linked
     if any(mark in built for mark in _AOT_INDUCTOR_MARKS):
         flag(res, "calls_reference_ops", "the build holds torch.compile's ahead-of-time code (AOTInductor)")
+    compiled = sorted(op for op in ops if op.startswith(channel.COMPILED_OP_PREFIX))
+    if compiled:
+        flag(res, "calls_reference_ops", "torch.compile's generated code ran in the profiled call: "
+                                         + ", ".join(op.removeprefix(channel.COMPILED_OP_PREFIX) for op in compiled[:3]))
     cand_fams = _families(ops, kernels, sorted(barred), own)
     if device.type == "cpu":
         functions = cand.sampled.get("timing", {}).get("functions", {})

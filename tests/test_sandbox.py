@@ -530,3 +530,23 @@ def test_a_user_range_on_the_gpus_timeline_is_no_kernel():
     assert _annotation(SimpleNamespace(name="my_fast_kernel", is_user_annotation=True))
     assert _annotation(SimpleNamespace(name=FORWARD_MARK))  # a torch whose events do not say
     assert not _annotation(SimpleNamespace(name="void softmax_warp_forward<float>(float*)", is_user_annotation=False))
+
+
+def test_torch_compile_shows_in_the_profile_under_the_names_the_judge_reads():
+    """torch.compile reached in any spelling (the static scan reads only `torch.compile`) leaves Dynamo's own events in
+    the profile; the candidate reports them among its ops, and the judge fails the record on them
+    (adversarial/framework_layernorm_compiled_at_run_time grades the whole path with Inductor)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from kb_data.harness.channel import COMPILED_REGION
+
+    fn = getattr(torch, "com" + "pile")(lambda x: torch.nn.functional.layer_norm(x, (64,)), backend="eager")
+    x = torch.randn(8, 64)
+    fn(x)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn(x)
+    names = {e.name for e in prof.events()}
+    assert any(COMPILED_REGION.match(n) for n in names), sorted(names)[:20]
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        torch.nn.functional.layer_norm(x, (64,))
+    assert not any(COMPILED_REGION.match(e.name) for e in prof.events())

@@ -11,8 +11,9 @@ Each file's docstring says what it does and the verdict it must get:
                                            "ok" in hostile/: the attack's side effects are what is tested)
     Device: cuda | cpu                     where it can run (default: both)
     Options: allow_framework               grade with framework ops allowed (the reference itself)
-             builds                        compiles an extension or a package in its build stage (half a minute or
-                                           more on a CPU): graded by the CPU corpus test when KB_CORPUS_BUILDS=1
+             builds                        compiles an extension or a package, in its build stage or at run time
+                                           (half a minute or more on a CPU): graded by the CPU corpus test when
+                                           KB_CORPUS_BUILDS=1
              needs_sampler, needs_cgroup   caught by the CPU samples of the timed calls / by the sandbox cgroup's
                                            CPU account beside them: skipped where the machine has neither
              memory_limit_3gb              graded with 3 GiB of host memory for its processes (a hoard then

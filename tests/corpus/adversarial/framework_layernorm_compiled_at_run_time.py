@@ -5,9 +5,12 @@ the source for a call spelled `torch.compile`: reached by getattr with a name bu
 build stage holds nothing (the AOTInductor check reads only the build cache), the profile records no aten norm op (the graph runs as one compiled region), and
 the sampler's samples fall in /tmp/torchinductor_*/...so: "other" code, no framework name, nothing to name.
 Red team, session 27: ok at 0.68x, 0.90x, and 0.79x graded again after that session's fixes (honest op-by-op 0.21x).
-Fix ideas: the profile's compiled-region events ("Torch-Compiled Region", CompiledFxGraph) at run time; code mapped
-from Inductor's cache counted as the framework's.
+Caught since: the candidate's profile reports torch.compile's own events (Dynamo's compiled region, Inductor's
+compiled graph) among its ops, `calls_reference_ops`, however the compile was reached.
 Problem: v3/level1/40_LayerNorm
+Verdict: rejected [calls_reference_ops]
+Device: cpu
+Options: builds
 """
 import os
 
