@@ -109,10 +109,11 @@ class Sampler:
                 self._drainer.join()
             self._drain()
             cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
-            own = _own_framework_files()
-            code = {pid: _executable_regions(pid, own) for pid in self.pids}
-            tampered = sorted({Path(own[ident]).name for regions in code.values()
-                               for ident in _replaced_framework_code(regions, own)})
+            own, layout = _own_framework()
+            maps = {pid: _executable_regions(pid, own) for pid in self.pids}
+            code = {pid: got[0] if got else None for pid, got in maps.items()}
+            tampered = sorted({Path(own[ident]).name for got in maps.values() if got
+                               for ident in _replaced_framework_code(*got, layout)})
             framework = other = 0
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
             for (pid, ip), n in self.samples.items():
@@ -199,58 +200,47 @@ def _records(addr: int) -> list[tuple[int, int, int]]:
 Region = tuple[int, int, bool, "tuple[str, int] | None", int]  # start, end, framework's, file identity, file offset
 
 
-def _mappings(pid: int | str, executable: bool = True):
-    """(start, end, file offset, (device, inode), path) of a process's mappings, executable ones only by default."""
+def _mappings(pid: int | str):
+    """(start, end, file offset, (device, inode), path, executable) of each of a process's mappings."""
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
             parts = line.split(maxsplit=5)
-            if executable and "x" not in parts[1]:
-                continue
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            yield lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else ""
+            yield (lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else "",
+                   "x" in parts[1])
 
 
-def _executable_regions(pid: int, own: dict[tuple[str, int], str]) -> list[Region] | None:
+def _executable_regions(pid: int, own: dict[tuple[str, int], str]) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
     same file as one of the judge's own framework libraries under any name) and, for a framework library's file, its
-    identity; None if unreadable."""
-    out = []
+    identity; and the identities of the judge's framework libraries the process maps in any way. None if
+    unreadable."""
+    out, present = [], set()
     try:
-        for lo, hi, offset, ident, path in _mappings(pid):
+        for lo, hi, offset, ident, path, executable in _mappings(pid):
+            if ident in own:
+                present.add(ident)
+            if not executable:
+                continue
             # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels)
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)")
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
             out.append((lo, hi, jit or library, ident if library else None, offset))
     except OSError:
         return None
-    return sorted(out)
+    return sorted(out), present
 
 
-def _replaced_framework_code(regions: list[Region] | None, own: dict[tuple[str, int], str]) -> set[tuple[str, int]]:
-    """The framework libraries whose executable mappings in a process differ from the judge's own mappings of the
-    same file: the loader maps one file alike in every process, so a difference is code of the library replaced in
-    place (a page mapped over it from another file or anonymous memory, moved away, its protection changed), which
-    would run the framework's code under another mapping's name."""
-    if not regions:
-        return set()
-    theirs: dict = {}
+def _replaced_framework_code(regions: list[Region], present: set, mine: dict) -> set[tuple[str, int]]:
+    """The framework libraries a process maps whose executable mappings there differ from the judge's own mappings of
+    the same file (`mine`): the loader maps one file alike in every process, so a difference is code of the library
+    replaced in place (a page mapped over it from another file or anonymous memory, moved away, its protection
+    changed, its whole text replaced), which would run the framework's code under another mapping's name."""
+    theirs: dict = {ident: [] for ident in present if ident in mine}
     for lo, hi, _, ident, offset in regions:
-        if ident is not None:
-            theirs.setdefault(ident, []).append((offset, hi - lo))
-    mine = _own_executable_layout()
-    return {ident for ident, layout in theirs.items() if ident in mine and sorted(layout) != mine[ident]}
-
-
-def _own_executable_layout() -> dict[tuple[str, int], list[tuple[int, int]]]:
-    """(file offset, size) of this process's executable mappings of each framework library, by identity."""
-    out: dict = {}
-    try:
-        for lo, hi, offset, ident, path in _mappings("self"):
-            if FRAMEWORK_CODE.search(path):
-                out.setdefault(ident, []).append((offset, hi - lo))
-    except OSError:
-        return {}
-    return {ident: sorted(layout) for ident, layout in out.items()}
+        if ident in theirs:
+            theirs[ident].append((offset, hi - lo))
+    return {ident for ident, layout in theirs.items() if sorted(layout) != mine[ident]}
 
 
 def _region(regions: list[Region] | None, ip: int) -> Region | None:
@@ -280,13 +270,19 @@ def functions_at(places: list[tuple[tuple[str, int], int]], own: dict[tuple[str,
     return names
 
 
-def _own_framework_files() -> dict[tuple[str, int], str]:
-    """The framework libraries this process has mapped, by identity."""
+def _own_framework() -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], list[tuple[int, int]]]]:
+    """The framework libraries this process has mapped, by identity: their paths, and the (file offset, size) of
+    their executable mappings."""
+    files, layout = {}, {}
     try:
-        return {ident: path for _, _, _, ident, path in _mappings("self", executable=False)
-                if FRAMEWORK_CODE.search(path)}
+        for lo, hi, offset, ident, path, executable in _mappings("self"):
+            if FRAMEWORK_CODE.search(path):
+                files[ident] = path
+                if executable:
+                    layout.setdefault(ident, []).append((offset, hi - lo))
     except OSError:
-        return {}
+        return {}, {}
+    return files, {ident: sorted(spans) for ident, spans in layout.items()}
 
 
 @functools.lru_cache(maxsize=8)

@@ -179,9 +179,9 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
 def test_a_framework_library_under_another_name_is_still_the_frameworks(tmp_path):
     """A mapping of the same file as one of the judge's framework libraries (device and inode), whatever its path,
     is the framework's code and is named from the judge's copy: a hard link under a plain name hides nothing."""
-    from kb_data.harness.sampler import _executable_regions, _own_framework_files
+    from kb_data.harness.sampler import _executable_regions, _own_framework
 
-    own = _own_framework_files()
+    own, _ = _own_framework()
     lib = next(path for path in own.values() if path.endswith("/libtorch.so"))
     alias = tmp_path / "libplain.so"
     try:
@@ -195,7 +195,7 @@ def test_a_framework_library_under_another_name_is_still_the_frameworks(tmp_path
                              text=True)
     try:
         assert child.stdout.readline().strip() == "go"
-        regions = _executable_regions(child.pid, own)
+        regions, _ = _executable_regions(child.pid, own)
         with open(f"/proc/{child.pid}/maps") as f:
             mapped = [line for line in f if str(alias) in line and "r-x" in line]
     finally:
@@ -205,3 +205,29 @@ def test_a_framework_library_under_another_name_is_still_the_frameworks(tmp_path
     lo = int(mapped[0].split("-")[0], 16)
     region = next(r for r in regions if r[0] == lo)
     assert region[2] and own.get(region[3]) == lib, region
+
+
+def test_a_framework_library_mapped_without_its_own_code_is_replaced_code(tmp_path):
+    """A process that imports torch maps its libraries as the judge does; one that maps a framework library's file
+    but none of its code as the loader put it (all of its text replaced from a copy, or moved away) runs that code
+    under another name or none: the judge calls it replaced."""
+    from kb_data.harness.sampler import _executable_regions, _own_framework, _replaced_framework_code
+
+    own, layout = _own_framework()
+    lib = next(path for path in own.values() if path.endswith("/libtorch_cpu.so"))
+    ident = next(i for i, path in own.items() if path == lib)
+    honest = "import sys, torch\nprint('go', flush=True)\nsys.stdin.readline()\n"
+    data_only = ("import mmap, sys\nf = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)\n"
+                 "print('go', flush=True)\nsys.stdin.readline()\n")
+    found = {}
+    for name, code in (("honest", honest), ("data_only", data_only)):
+        child = subprocess.Popen([sys.executable, "-c", code, lib], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+        try:
+            assert child.stdout.readline().strip() == "go"
+            found[name] = _replaced_framework_code(*_executable_regions(child.pid, own), layout)
+        finally:
+            child.kill()
+            child.wait()
+    assert ident not in found["honest"], found["honest"]
+    assert ident in found["data_only"]
