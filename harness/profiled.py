@@ -233,7 +233,6 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         flag(res, "calls_reference_ops", "the candidate runs the reference's heavy work through the framework: "
               + "; ".join(f"{name(f)}: {', '.join(ev)}" for f, ev in sorted(cand_fams.items())))
     if device.type == "cuda":
-        kernels.discard(channel.FORWARD_MARK)  # the harness's own range, from a candidate server that still lists it
         res["flag_details"]["kernels"] = sorted(kernels)[:40]
         custom = sorted(k for k in kernels if not library_kernel(k, own))
         if not custom:
@@ -328,7 +327,7 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
                                                           "profiled_ops_ms": round(busy_ms, 3), "threads": threads,
                                                           "new_threads": timed["new_threads"]}
     if all("cgroup_ms" in acc and not acc.get("cgroup_unavailable") for acc in (timed, idle)):
-        unsampled = lambda acc: (acc.get("cgroup_ms", 0.0) - acc["cpu_ms"]) / acc["calls"]  # noqa: E731
+        unsampled = lambda acc: (acc["cgroup_ms"] - acc["cpu_ms"]) / acc["calls"]  # noqa: E731
         details["unsampled_call_ms"], details["unsampled_no_work_call_ms"] = round(unsampled(timed), 3), round(unsampled(idle), 3)
         # the cgroup counts every thread, those that started and ended within a batch too; the sampler only those
         # alive when it started: honest work shows 0.00-0.06 ms a call between the two
