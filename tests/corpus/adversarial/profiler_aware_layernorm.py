@@ -1,8 +1,11 @@
 """LayerNorm through F.layer_norm (the reference's own op) except while the torch profiler is recording, when it runs an
 op-by-op formula (red team, 2026-12-02): the profile shows no norm op, but its ops kept the CPU busy four times as long
-as a timed call took.
+as a timed call took (`profile_mismatch`: 102-109 ms busy against 26-37 ms timed, three idle gradings, session 27).
+Since session 27 the timed calls' own samples name the framework's LayerNorm kernel (98 ms of LayerNormKernelImpl):
+`calls_reference_ops`, whatever the host's load does to the busy-time comparison, which a fresh clone's loaded test
+run once left unflagged.
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [profile_mismatch]
+Verdict: rejected [calls_reference_ops]
 Device: cpu
 """
 import torch
