@@ -55,6 +55,8 @@ class Server:
         # the profiler as torch has it before the submission exists: a profile class swapped in torch.profiler, or
         # an all-threads setting dropped, after that changes nothing here
         self.profiler = (profile, ProfilerActivity, _all_threads())
+        # the framework's operators by name, before the submission can define more (in any namespace, aten's too)
+        self.framework_ops = frozenset(n.partition(".")[0] for n in torch._C._dispatch_get_all_op_names())
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -322,7 +324,7 @@ class Server:
                 out = self._forward(inputs, msg["rng"])
             if self.device.type == "cuda":
                 self.torch.cuda.synchronize(self.device)
-        ops, kernels, spans = set(), set(), []
+        ops, kernels, spans, framework_spans = set(), set(), [], []
         events = prof.events()
         start = min((e.time_range.start for e in events if e.name == FORWARD_MARK), default=float("-inf"))
         for e in events:
@@ -338,14 +340,28 @@ class Server:
             if self.device.type == "cpu" and e.device_type == self.torch.autograd.DeviceType.CPU and e.name != FORWARD_MARK \
                     and (e.cpu_parent is None or e.cpu_parent.name == FORWARD_MARK):  # top-level ops, the forward's own
                 spans.append((e.time_range.start, e.time_range.end))
+            if self.device.type == "cpu" and self._outermost_framework_op(e):
+                framework_spans.append((e.time_range.start, e.time_range.end))
         # the busy time is the forward's (the harness's input copies and flush come before it); the op and kernel
         # lists keep all that ran while recording, work a helper thread started as the inputs arrived included
-        spans = [(max(lo, start), hi) for lo, hi in spans if hi > start]
+        since = lambda spans: [(max(lo, start), hi) for lo, hi in spans if hi > start]  # noqa: E731
         reply = self._deliver(out, msg, inputs)
         reply.update(ops=sorted(ops)[:PROFILE_LIST_MAX], kernels=sorted(kernels)[:PROFILE_LIST_MAX],
-                     all_threads=config is not None,
-                     busy_ms=_union_us(spans) / 1e3)
+                     all_threads=config is not None, busy_ms=_union_us(since(spans)) / 1e3)
+        if self.device.type == "cpu":
+            reply["framework_busy_ms"] = _union_us(since(framework_spans)) / 1e3
         return reply
+
+    def _outermost_framework_op(self, event) -> bool:
+        """A CPU event that is one of the framework's own operators (not a user range, whatever its name, nor an op
+        the submission defined) and is not inside another: the time the framework's ops can account for."""
+        framework_op = lambda e: not _annotation(e) and e.name in self.framework_ops  # noqa: E731
+        if event.device_type != self.torch.autograd.DeviceType.CPU or not framework_op(event):
+            return False
+        parent = event.cpu_parent
+        while parent is not None and not framework_op(parent):
+            parent = parent.cpu_parent
+        return parent is None
 
     def cmd_exit(self, msg: dict) -> dict:
         return {}
@@ -419,10 +435,11 @@ def _harness_surface(timing) -> dict:
                                                                                 "run_paired")})
     out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",
                                                                        "_no_grad_call", "cmd_calibrate", "cmd_profile",
-                                                                       "cmd_forward", "_shadowing", "_forward")})
+                                                                       "cmd_forward", "_shadowing", "_forward",
+                                                                       "_outermost_framework_op")})
     me = sys.modules[__name__]
     out.update({f"harness.candidate.{n}": (me, n) for n in ("open_slot", "send", "recv", "SlotDesc", "dtype_name",
-                                                             "_union_us", "_threads_left")})
+                                                             "_union_us", "_threads_left", "_annotation")})
     import torch.profiler
 
     out.update({f"torch.profiler.profile.{n}": (torch.profiler.profile, n) for n in ("__enter__", "__exit__", "start",

@@ -182,7 +182,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     built, own = b"".join(data for _, data in files), own_kernels(job, files) if job else frozenset()
     inputs = fresh_inputs(mod, device, ctx)
     ref_ops, ref_kernels = _profile_ref(ref, inputs, device)
-    ops, kernels, busy = set(), set(), []
+    ops, kernels, busy, accounted = set(), set(), [], []
     for attempt in range(PROFILED_CALLS):
         if attempt:
             inputs = fresh_inputs(mod, device, ctx)
@@ -190,7 +190,7 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         ref_out = _call(ref, clone_inputs(inputs), rng, "the reference")
         before = _cpu_split(cand, before=True)
         reply, outs, why = _profiled_call(cand, inputs, ref_out, rng, device, res)
-        _others_unseen(before, _cpu_split(cand, before=False), res)
+        own_cpu_ms = _others_unseen(before, _cpu_split(cand, before=False), res)
         passed, why, _, _ = judged(ref_out, outs, why, rules, atol, rtol)
         if not passed:  # a call that did nothing while observed shows nothing of the work it hides elsewhere
             flag(res, "profile_mismatch", f"the profiled call's outputs are wrong ({why}): what the profiler saw is "
@@ -203,13 +203,17 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
         if device.type == "cpu" and reply.get("all_threads") is not True:
             res["flag_details"]["profile_threads"] = "the profile saw the calling thread only (this torch records no other)"
         busy.append(channel.field(reply, "busy_ms", float))
+        if device.type == "cpu":
+            accounted.append(_framework_busy(channel.field(reply, "framework_busy_ms", float), own_cpu_ms))
         if not passed or busy_limit(min(busy), rules, device, res) is None:
             break
     observed_as_timed(busy, rules, device, res)
     forbidden = rules.get("forbidden_op_families") or []
     ref_fams = _families(ref_ops, ref_kernels, forbidden)
     barred = set(ref_fams).union(*(SUBSTITUTE_FAMILIES.get(f, ()) for f in ref_fams)) & set(forbidden)
-    framework_unseen(cand, min(busy), rules, res, sorted(barred))
+    if device.type == "cpu":
+        res["flag_details"]["profiled_framework_ops_ms"] = round(min(accounted), 4)
+        framework_unseen(cand, min(accounted), rules, res, sorted(barred))
     linked = linked_framework_ops(built)  # run by the extension itself, where no profiler sees them
     if linked:
         res["flag_details"]["linked_framework_kernels"] = sorted(linked)[:20]
@@ -377,14 +381,23 @@ def _cpu_split(cand, before: bool) -> tuple[float, float] | None:
     return (second, first) if before else (first, second)
 
 
-def _others_unseen(before, after, res) -> None:
+def _others_unseen(before, after, res) -> float | None:
     """The profile sees the candidate's own process: CPU work that the sandbox's other processes (children the
-    submission forked) did during the profiled call is work it could not see, so the check could not run."""
+    submission forked) did during the profiled call is work it could not see, so the check could not run. Returns the
+    profiled process's own CPU time over the call (None without a cgroup)."""
     if before is None or after is None:
-        return
+        return None
     ours = after[1] - before[1]
     others = (after[0] - before[0]) - ours
     res["flag_details"]["profile_other_processes_ms"] = round(others, 3)
     if others > PROFILE_OTHERS_MS:
         flag(res, "check_failed", f"profile: other processes of the sandbox used {others:.3g} ms of CPU during the "
                                   f"profiled call ({ours:.3g} ms in the profiled process), work the profile cannot see")
+    return ours
+
+
+def _framework_busy(claimed_ms: float, own_cpu_ms: float | None) -> float:
+    """The time the profiled call's framework ops account for: the outermost operators the framework defined (no
+    user range, no op of the submission's), at most the CPU time the profiled process really used over the call (a
+    range or an op that sleeps or waits accounts for nothing)."""
+    return claimed_ms if own_cpu_ms is None else min(claimed_ms, own_cpu_ms)
