@@ -55,8 +55,9 @@ class Server:
         # the profiler as torch has it before the submission exists: a profile class swapped in torch.profiler, or
         # an all-threads setting dropped, after that changes nothing here
         self.profiler = (profile, ProfilerActivity, _all_threads())
-        # the framework's operators by name, before the submission can define more (in any namespace, aten's too)
-        self.framework_ops = frozenset(n.partition(".")[0] for n in torch._C._dispatch_get_all_op_names())
+        # the framework's operators by name and kernels, before the submission can define more (in any namespace,
+        # aten's too) or register its own kernel for one
+        self.framework_ops = _registrations(torch)
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -326,6 +327,7 @@ class Server:
                 self.torch.cuda.synchronize(self.device)
         ops, kernels, spans, framework_spans = set(), set(), [], []
         events = prof.events()
+        intact = self._intact_ops({e.name for e in events}) if self.device.type == "cpu" else frozenset()
         start = min((e.time_range.start for e in events if e.name == FORWARD_MARK), default=float("-inf"))
         for e in events:
             if e.device_type == self.torch.autograd.DeviceType.CUDA:
@@ -340,7 +342,7 @@ class Server:
             if self.device.type == "cpu" and e.device_type == self.torch.autograd.DeviceType.CPU and e.name != FORWARD_MARK \
                     and (e.cpu_parent is None or e.cpu_parent.name == FORWARD_MARK):  # top-level ops, the forward's own
                 spans.append((e.time_range.start, e.time_range.end))
-            if self.device.type == "cpu" and self._outermost_framework_op(e):
+            if self.device.type == "cpu" and self._outermost_framework_op(e, intact):
                 framework_spans.append((e.time_range.start, e.time_range.end))
         # the busy time is the forward's (the harness's input copies and flush come before it); the op and kernel
         # lists keep all that ran while recording, work a helper thread started as the inputs arrived included
@@ -352,10 +354,16 @@ class Server:
             reply["framework_busy_ms"] = _union_us(since(framework_spans)) / 1e3
         return reply
 
-    def _outermost_framework_op(self, event) -> bool:
-        """A CPU event that is one of the framework's own operators (not a user range, whatever its name, nor an op
-        the submission defined) and is not inside another: the time the framework's ops can account for."""
-        framework_op = lambda e: not _annotation(e) and e.name in self.framework_ops  # noqa: E731
+    def _intact_ops(self, names: set) -> frozenset:
+        """Of these event names, the framework's operators whose kernels are still those it had at the start."""
+        now = _registrations(self.torch, {n for n in names if n in self.framework_ops})
+        return frozenset(n for n, reg in now.items() if reg == self.framework_ops[n])
+
+    def _outermost_framework_op(self, event, intact: frozenset) -> bool:
+        """A CPU event that is one of the framework's own operators (`intact`: not a user range, whatever its name,
+        nor an op the submission defined or gave a kernel of its own) and is not inside another: the time the
+        framework's ops can account for."""
+        framework_op = lambda e: not _annotation(e) and e.name in intact  # noqa: E731
         if event.device_type != self.torch.autograd.DeviceType.CPU or not framework_op(event):
             return False
         parent = event.cpu_parent
@@ -372,6 +380,31 @@ def _annotation(event) -> bool:
     them), not a kernel or a copy: counted as a kernel it made any submission one with a kernel of its own (the H200,
     session 27: `kb::profiled_forward` listed among the kernels, `no_custom_kernel` never raised)."""
     return bool(getattr(event, "is_user_annotation", False)) or event.name == FORWARD_MARK
+
+
+def _registrations(torch, names: set | None = None) -> dict:
+    """The dispatcher's operators by name (overloads together), each with a digest of the kernels registered for the
+    keys a CPU tensor's call goes through (a library imported later may add others, Meta's say); only `names` when
+    given."""
+    by_name: dict = {}
+    for full in torch._C._dispatch_get_all_op_names():
+        name = full.partition(".")[0]
+        if names is None or name in names:
+            by_name.setdefault(name, []).append(full)
+
+    def cpu_path(dump: str) -> str:
+        return "\n".join(line for line in dump.splitlines()
+                         if line.partition(":")[0].removesuffix(" (inactive)").removesuffix("[alias]") in CPU_PATH_KEYS)
+
+    return {name: hash("\n".join(cpu_path(torch._C._dispatch_dump(f)) for f in sorted(fulls)))
+            for name, fulls in by_name.items()}
+
+
+# Dispatch keys a dense CPU tensor's operator call may run a kernel of
+CPU_PATH_KEYS = frozenset({"CPU", "AutogradCPU", "Autograd", "AutogradOther", "CompositeImplicitAutograd",
+                           "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "ADInplaceOrView",
+                           "AutocastCPU", "BackendSelect", "Python", "PythonTLSSnapshot", "PythonDispatcher",
+                           "PreDispatch", "Undefined"})
 
 
 def _union_us(spans: list) -> float:
@@ -436,10 +469,11 @@ def _harness_surface(timing) -> dict:
     out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",
                                                                        "_no_grad_call", "cmd_calibrate", "cmd_profile",
                                                                        "cmd_forward", "_shadowing", "_forward",
-                                                                       "_outermost_framework_op")})
+                                                                       "_outermost_framework_op", "_intact_ops")})
     me = sys.modules[__name__]
     out.update({f"harness.candidate.{n}": (me, n) for n in ("open_slot", "send", "recv", "SlotDesc", "dtype_name",
-                                                             "_union_us", "_threads_left", "_annotation")})
+                                                             "_union_us", "_threads_left", "_annotation",
+                                                             "_registrations")})
     import torch.profiler
 
     out.update({f"torch.profiler.profile.{n}": (torch.profiler.profile, n) for n in ("__enter__", "__exit__", "start",

@@ -13,7 +13,7 @@ from kb_data.harness import build, channel, timing
 from kb_data.harness.reference import _call, clone_inputs
 from kb_data.harness.sampler import PERIOD_NS
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged
-from kb_data.rules import OP_FAMILIES, SUBSTITUTE_FAMILIES
+from kb_data.rules import CPU_CODE_GENERATING_FAMILIES, OP_FAMILIES, SUBSTITUTE_FAMILIES
 
 REDUCED_PRECISION_KERNEL_RE = re.compile(r"bf16|f16|fp16|half|h884|h1688|h16816|hmma|tf32|s16816|i8816|e4m3|e5m2", re.I)
 # Kernels from the framework itself or a vendor library (library_kernel): a candidate that launches only these wrote
@@ -305,7 +305,8 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     names. Samples the judge named, in functions of no family the problem bars (`barred`), are work the problem
     allows whoever called it (an elementwise kernel, a reduction, numpy's BLAS row sums in a LayerNorm): only unnamed
     framework code (generated at run time, or of a library the judge has not loaded) and the barred families' count.
-    A sampler the kernel refused is noted (as a sandbox without a cgroup is); one that ran and saw no timed batch
+    Where the problem bars a family whose CPU kernels the framework generates at run time (a GEMM's), the profile
+    buys no allowance: that code is the barred work itself. A sampler the kernel refused is noted (as a sandbox without a cgroup is); one that ran and saw no timed batch
     fails the check."""
     if cand.sampler_error is not None:
         if cand.device.type == "cpu":
@@ -325,7 +326,9 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
 
     timed_ms, idle_ms, threads = per_call(timed), per_call(idle), cpu_threads()
     excess = timed_ms - idle_ms
-    limit = rules["framework_unseen_slack_cpu"] * busy_ms * threads + rules["framework_unseen_margin_ms_cpu"]
+    generating = sorted(set(barred) & set(CPU_CODE_GENERATING_FAMILIES))
+    allowance = 0.0 if generating else rules["framework_unseen_slack_cpu"] * busy_ms * threads
+    limit = allowance + rules["framework_unseen_margin_ms_cpu"]
     res["flag_details"]["framework_samples"] = details = {"timed_call_ms": round(timed_ms, 3),
                                                           "no_work_call_ms": round(idle_ms, 3),
                                                           "profiled_ops_ms": round(busy_ms, 3), "threads": threads,
@@ -346,7 +349,12 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     if timed["new_threads"]:
         flag(res, "check_failed", f"framework samples: {timed['new_threads']} thread(s) started during timed batches, "
                                   "which the sampler could not follow")
-    if excess > limit:
+    if excess > limit and generating:
+        flag(res, "calls_reference_ops", f"the timed calls ran {excess:.3g} ms of CPU a call in the framework's code "
+                                         f"that is unnamed (generated at run time) or of a barred family (limit "
+                                         f"{limit:.3g} ms): this problem bars {', '.join(generating)}, whose CPU "
+                                         "kernels the framework generates at run time, so that code is their work")
+    elif excess > limit:
         flag(res, "profile_mismatch", f"the timed calls ran {excess:.3g} ms of CPU a call in the framework's code past "
                                       f"the harness's own, the profile's ops cover {busy_ms:.3g} ms on {threads} "
                                       f"thread(s) (limit {limit:.3g} ms): framework work no op names")

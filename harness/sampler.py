@@ -22,6 +22,7 @@ PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spe
 RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time
 DRAIN_S = 0.05  # the judge reads every ring this often while a batch runs: a thread fills a tenth of its ring meanwhile
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+PLT_STUB = "[plt stub]"  # the name of a sample in a library's procedure linkage table
 # torch's kernels and the math libraries it (or numpy) calls, by file name; not its Python bindings or c10 (argument
 # parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
 FRAMEWORK_CODE = re.compile(r"/(libtorch_cpu|libtorch|libcaffe2\w*|libmkl\w*|libdnnl|libmkldnn|libopenblas\w*|"
@@ -62,7 +63,8 @@ class Sampler:
     `pids_now` started meanwhile (unseen by it). A thread of the judge drains the rings while the batch runs, and the
     kernel's own count of each thread's CPU time scales the samples: none is lost to a full ring."""
 
-    def __init__(self):
+    def __init__(self, code_since: float | None = None):
+        self.code_since = code_since  # code in a file made after this (epoch seconds) was made at run time
         self.events: list[tuple[int, int]] = []  # (fd, ring address)
         self.pids: list[int] = []
         self.tids: set[int] = set()
@@ -110,7 +112,7 @@ class Sampler:
             self._drain()
             cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
             own, layout = _own_framework()
-            maps = {pid: _executable_regions(pid, own) for pid in self.pids}
+            maps = {pid: _executable_regions(pid, own, self.code_since) for pid in self.pids}
             code = {pid: got[0] if got else None for pid, got in maps.items()}
             tampered = sorted({Path(own[ident]).name for got in maps.values() if got
                                for ident in _replaced_framework_code(*got, layout)})
@@ -210,11 +212,12 @@ def _mappings(pid: int | str):
                    "x" in parts[1])
 
 
-def _executable_regions(pid: int, own: dict[tuple[str, int], str]) -> tuple[list[Region], set] | None:
+def _executable_regions(pid: int, own: dict[tuple[str, int], str],
+                        since: float | None = None) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
-    same file as one of the judge's own framework libraries under any name) and, for a framework library's file, its
-    identity; and the identities of the judge's framework libraries the process maps in any way. None if
-    unreadable."""
+    same file as one of the judge's own framework libraries under any name; or code made at run time) and, for a
+    framework library's file, its identity; and the identities of the judge's framework libraries the process maps
+    in any way. None if unreadable."""
     out, present = [], set()
     try:
         for lo, hi, offset, ident, path, executable in _mappings(pid):
@@ -225,10 +228,28 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str]) -> tuple[list
             # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels)
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)")
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
+            if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
+                jit = _file_made_since(pid, lo, hi, ident[1], path, since)
             out.append((lo, hi, jit or library, ident if library else None, offset))
     except OSError:
         return None
     return sorted(out), present
+
+
+def _file_made_since(pid: int, lo: int, hi: int, inode: int, path: str, since: float) -> bool:
+    """Whether a mapped file was made (or changed, renamed, linked) after `since`, when the submission's process had
+    not yet loaded it: code the submission wrote or copied at run time (the framework's generated kernels saved to a
+    file, a library copied under another name, torch.compile's output) is code made at run time, not its own built
+    code. The file's status-change time, which no one but the kernel sets; a file the judge cannot stat counts as
+    made at run time."""
+    for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
+        try:
+            st = os.stat(where)
+        except OSError:
+            continue
+        if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
+            return st.st_ctime >= since
+    return True
 
 
 def _replaced_framework_code(regions: list[Region], present: set, mine: dict) -> set[tuple[str, int]]:
@@ -309,6 +330,10 @@ class _Symbols:
         if table is None:
             raise ValueError(f"{path}: no symbol table")
         self.strings = sections[table[6]][4]  # sh_link: its string table's file offset
+        names_at = sections[struct.unpack_from("<H", data, 0x3E)[0]][4]  # e_shstrndx: the section names
+        # the procedure linkage table's stubs: a jump on to another library's function, no work of their own
+        self.stubs = [(s[3], s[3] + s[5]) for s in sections
+                      if data[names_at + s[0]:data.find(b"\0", names_at + s[0])] in (b".plt", b".plt.sec", b".plt.got")]
         self.segments = [(off, off + filesz, vaddr) for typ, _, off, vaddr, _, filesz, _, _ in
                          (struct.unpack_from("<IIQQQQQQ", data, phoff + 56 * k) for k in range(phnum)) if typ == 1]
         entry = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
@@ -328,6 +353,9 @@ class _Symbols:
         idx = self.values.searchsorted(vaddrs, side="right").astype(np.int64) - 1
         out = []
         for vaddr, i in zip(vaddrs.tolist(), idx.tolist()):
+            if any(lo <= vaddr < hi for lo, hi in self.stubs):
+                out.append(PLT_STUB)
+                continue
             if i < 0 or vaddr == 0 or vaddr >= int(self.values[i]) + int(self.sizes[i]):
                 out.append(None)
                 continue

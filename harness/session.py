@@ -11,6 +11,7 @@ import secrets
 import select
 import signal
 import struct
+import time
 from contextlib import contextmanager
 
 import torch
@@ -50,6 +51,7 @@ class Candidate:
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
             res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid,
                                                                           job["build_cache_root"]) else "miss"
+        self.code_since = time.time()  # files made after this, a build seeded above aside, are made at run time
         self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made as the worker started (grade.run_judge)
         self.arena = channel.SlotArena(self.device)
         self.tampered: list[str] = []
@@ -65,7 +67,7 @@ class Candidate:
 
     def sampling(self) -> Sampler | None:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""
-        return Sampler() if self.sampler_error is None else None
+        return Sampler(self.code_since) if self.sampler_error is None else None
 
     def add_samples(self, stage: str, sampler: Sampler | None, calls: int, cgroup_ms: float | None = None) -> None:
         """The batch's samples, added to its stage's account, with the sandbox cgroup's CPU time over the batch

@@ -70,6 +70,11 @@ OP_FAMILIES = {
 SUBSTITUTE_FAMILIES = {"gemm": ("conv", "attention", "embedding_bag", "rnn", "linalg_solve"), "conv": ("gemm", "attention"), "attention": ("gemm", "conv"),
                        "softmax": ("attention",), "pool": ("conv",)}
 
+# Families whose CPU kernels the framework generates at run time (oneDNN's and MKL's JIT GEMMs, convolutions, fused
+# attention and recurrent cells): where a problem bars one, code generated at run time in the timed calls is its work,
+# whatever the profile shows (harness/profiled.py, framework_unseen).
+CPU_CODE_GENERATING_FAMILIES = ("gemm", "conv", "attention", "rnn")
+
 # The anti-cheat numbers every suite shares (our harness's, not upstream's): they travel in each row's rules.
 CHECKS = {
     "tolerance_from": "reference_outputs",
