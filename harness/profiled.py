@@ -4,6 +4,7 @@ calls (the same outputs, no far longer busy time), and against the sandbox's oth
 cannot see). The profile itself is the candidate's claim (SECURITY.md, Residual risks)."""
 from __future__ import annotations
 
+import collections
 import functools
 import re
 
@@ -11,7 +12,7 @@ import torch
 
 from kb_data.harness import build, channel, timing
 from kb_data.harness.reference import _call, clone_inputs
-from kb_data.harness.sampler import PERIOD_NS
+from kb_data.harness.sampler import PERIOD_NS, framework_pages_in
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged
 from kb_data.rules import CPU_CODE_GENERATING_FAMILIES, OP_FAMILIES, SUBSTITUTE_FAMILIES
 
@@ -218,6 +219,12 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     if linked:
         res["flag_details"]["linked_framework_kernels"] = sorted(linked)[:20]
         ops |= linked
+    copied = collections.Counter()
+    for _, data in files if device.type == "cpu" else ():  # where the sampler decides what code is the framework's
+        copied.update(framework_pages_in(data))
+    if sum(copied.values()) >= COPIED_PAGES_MIN:
+        flag(res, "calls_reference_ops", "the build carries the framework's machine code, copied: "
+             + ", ".join(f"{n} pages of {lib}" for lib, n in copied.most_common(3)))
     if any(mark in built for mark in _AOT_INDUCTOR_MARKS):
         flag(res, "calls_reference_ops", "the build holds torch.compile's ahead-of-time code (AOTInductor)")
     compiled = sorted(op for op in ops if op.startswith(channel.COMPILED_OP_PREFIX))
@@ -358,6 +365,10 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
         flag(res, "profile_mismatch", f"the timed calls ran {excess:.3g} ms of CPU a call in the framework's code past "
                                       f"the harness's own, the profile's ops cover {busy_ms:.3g} ms on {threads} "
                                       f"thread(s) (limit {limit:.3g} ms): framework work no op names")
+
+
+# Pages of a framework library's code in a build that make it a copy (a few could be common runtime code)
+COPIED_PAGES_MIN = 8
 
 
 # Samples of a family's framework functions that make it the candidate's (one could be a stray tick between calls)

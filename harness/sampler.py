@@ -10,9 +10,11 @@ import bisect
 import collections
 import ctypes
 import functools
+import hashlib
 import mmap
 import os
 import re
+import stat
 import struct
 import threading
 from pathlib import Path
@@ -220,36 +222,53 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str],
     in any way. None if unreadable."""
     out, present = [], set()
     try:
+        written = _privately_written(pid)
         for lo, hi, offset, ident, path, executable in _mappings(pid):
             if ident in own:
                 present.add(ident)
             if not executable:
                 continue
-            # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels)
-            jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)")
+            # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels), and so is a
+            # file's code whose pages were written in this process (copy-on-write: no longer the file's)
+            jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)") \
+                or lo in written
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
-                jit = _file_made_since(pid, lo, hi, ident[1], path, since)
+                jit = _made_at_run_time(pid, lo, hi, ident[1], path, since)
             out.append((lo, hi, jit or library, ident if library else None, offset))
     except OSError:
         return None
     return sorted(out), present
 
 
-def _file_made_since(pid: int, lo: int, hi: int, inode: int, path: str, since: float) -> bool:
-    """Whether a mapped file was made (or changed, renamed, linked) after `since`, when the submission's process had
-    not yet loaded it: code the submission wrote or copied at run time (the framework's generated kernels saved to a
-    file, a library copied under another name, torch.compile's output) is code made at run time, not its own built
-    code. The file's status-change time, which no one but the kernel sets; a file the judge cannot stat counts as
-    made at run time."""
+def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: float) -> bool:
+    """Whether a mapped file's code was made at run time: a file made (or changed, renamed, linked) after `since`,
+    when the submission's process had not yet loaded (the framework's generated kernels saved to a file, a library
+    copied under another name, torch.compile's output), or no regular file at all (a private mapping of /dev/zero
+    written with code). The file's status-change time, which no one but the kernel sets; a file the judge cannot stat
+    counts as made at run time."""
     for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
         try:
             st = os.stat(where)
         except OSError:
             continue
         if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
-            return st.st_ctime >= since
+            return st.st_ctime >= since or not stat.S_ISREG(st.st_mode)
     return True
+
+
+def _privately_written(pid: int | str) -> set[int]:
+    """The starts of a process's executable mappings that hold pages it wrote itself (copy-on-write copies, counted
+    as `Anonymous` by the kernel): their code is not their file's."""
+    out, start, executable = set(), 0, False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split(" ", 2)
+            if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line: range, permissions, ...
+                start, executable = int(head[0].split("-")[0], 16), "x" in head[1]
+            elif executable and head[0] == "Anonymous:" and line.split()[1] != "0":
+                out.add(start)
+    return out
 
 
 def _replaced_framework_code(regions: list[Region], present: set, mine: dict) -> set[tuple[str, int]]:
@@ -304,6 +323,48 @@ def _own_framework() -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], 
     except OSError:
         return {}, {}
     return files, {ident: sorted(spans) for ident, spans in layout.items()}
+
+
+def framework_pages_in(data: bytes) -> dict[str, int]:
+    """How many pages of a file's bytes (at page offsets, as a mapping of it would see them) are pages of the code of
+    a framework library this process maps, by library name: a build that carries a copy of the framework's or a
+    BLAS's machine code (a library copied under another name, its text dumped to a file) brings code it did not
+    compile. Pages of a few repeated bytes (padding, zeros) are no one's."""
+    pages = _framework_code_pages()
+    found: collections.Counter = collections.Counter()
+    for off in range(0, len(data) - _PAGE + 1, _PAGE):
+        page = data[off:off + _PAGE]
+        if page.count(page[:1]) != _PAGE:
+            lib = pages.get(hashlib.blake2b(page, digest_size=16).digest())
+            if lib is not None and len(set(page)) >= 16:  # a page of a few byte values (a fill) is no one's code
+                found[lib] += 1
+    return dict(found)
+
+
+@functools.lru_cache(maxsize=1)
+def _framework_code_pages() -> dict[bytes, str]:
+    """A digest of every page of the executable segments of the framework libraries this process maps, to the
+    library's file name."""
+    out: dict[bytes, str] = {}
+    for path in sorted(set(_own_framework()[0].values())):
+        try:
+            with open(path, "rb") as f:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            continue
+        with data:
+            if data[:6] != b"\x7fELF\x02\x01":
+                continue
+            phoff, phnum = struct.unpack_from("<Q", data, 0x20)[0], struct.unpack_from("<H", data, 0x38)[0]
+            for k in range(phnum):
+                typ, flags, off, _, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + 56 * k)
+                if typ != 1 or not flags & 1:  # PT_LOAD, PF_X
+                    continue
+                for page in range(off - off % _PAGE, off + filesz, _PAGE):
+                    chunk = data[page:page + _PAGE]
+                    if len(chunk) == _PAGE and chunk.count(chunk[:1]) != _PAGE:
+                        out.setdefault(hashlib.blake2b(chunk, digest_size=16).digest(), Path(path).name)
+    return out
 
 
 @functools.lru_cache(maxsize=8)

@@ -272,6 +272,37 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
     assert [r[2] for r in region_of(old, since)] == [True]
 
 
+def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run_time(tmp_path):
+    """Code copied into a private mapping of /dev/zero (no regular file; its status-change time is the boot's) or over
+    the copy-on-write pages of an old, unrelated file (red team session 28: libtorch's and OpenBLAS's code so) is not
+    that file's code: counted as code made at run time, like anonymous JIT memory. The same file mapped and not
+    written stays the submission's own."""
+    import mmap
+
+    from kb_data.harness.sampler import _executable_regions, _mappings
+
+    donor = tmp_path / "donor.so"
+    donor.write_bytes(b"\xc3" * 8192)
+    since = time.time() + 60  # every file here is older than the candidate's start
+    prot = mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC
+
+    def framework_code(path: str, write: bool) -> list[bool]:
+        with open(path, "rb") as f:
+            m = mmap.mmap(f.fileno(), 8192, prot=prot, flags=mmap.MAP_PRIVATE)
+        try:
+            if write:
+                m[:4] = b"\x90\x90\x90\xc3"
+            starts = {lo for lo, _, _, _, name, executable in _mappings("self") if name == path and executable}
+            regions, _ = _executable_regions(os.getpid(), {}, since)
+            return [r[2] for r in regions if r[0] in starts]
+        finally:
+            m.close()
+
+    assert framework_code(str(donor), write=False) == [False]
+    assert framework_code(str(donor), write=True) == [True]
+    assert framework_code("/dev/zero", write=True) == [True]
+
+
 def test_a_sample_in_a_librarys_linkage_stubs_is_named_as_such():
     """The procedure linkage table's stubs (a jump on to another library's function) have no symbol: counted as
     unnamed framework code they took 0.1-0.3% of an honest elementwise GEMM's framework time, which no margin covers
@@ -285,3 +316,24 @@ def test_a_sample_in_a_librarys_linkage_stubs_is_named_as_such():
     inside, after = lo - vaddr + seg_lo + 16, hi - vaddr + seg_lo + 4096
     assert table.names_at([inside]) == [PLT_STUB]
     assert table.names_at([after])[0] != PLT_STUB
+
+
+def test_a_build_that_carries_the_frameworks_machine_code_is_told_by_its_pages(tmp_path):
+    """A build stage can write any file, and its files are seeded before the candidate starts (so they are not code
+    made at run time): a copy of a framework library under another name, or its code pages dumped to a file (red team
+    session 28), is found page by page against the libraries the judge maps; code compiled from a source is not."""
+    import subprocess
+
+    from kb_data.harness.sampler import framework_pages_in
+
+    libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    with open(libtorch, "rb") as f:
+        f.seek(64 << 20)
+        dump = f.read(64 << 12)  # 64 pages from the middle of its text, as a file of their own
+    assert framework_pages_in(dump).get("libtorch_cpu.so", 0) >= 60
+    assert framework_pages_in(b"\0" * 100 + dump) == {}  # off the page grid: no mapping could run it from there
+    src = tmp_path / "k.c"
+    src.write_text("float dot(const float *a, const float *b, int n) {\n  float s = 0;\n"
+                   "  for (int i = 0; i < n; i++) s += a[i] * b[i];\n  return s;\n}\n")
+    if subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "k.so"), str(src)]).returncode == 0:
+        assert framework_pages_in((tmp_path / "k.so").read_bytes()) == {}
