@@ -1,15 +1,15 @@
-"""Square matmul: the framework's batch-reduce GEMM micro-kernel (at::native::cpublas::brgemm, called by ctypes; its
+"""Standard matmul: the framework's batch-reduce GEMM micro-kernel (at::native::cpublas::brgemm, called by ctypes; its
 oneDNN JIT code runs from anonymous memory, which the sampler counts as the framework's but cannot name), with the
-profile's busy time padded so that the framework-time allowance (2 x busy x threads + 1 ms) covers it.
-The busy time is the union of the profiled call's top-level CPU events, user ranges included: in the profiled call
-only (a caller frame named cmd_profile) a record_function range sleeps for ~1.4x the kernel's own time (measured at
-import), no CPU and no "::" name, under the 1.5 x timed + 10 ms busy limit. No norm/gemm name is ever sampled: the
-work is in unnamed JIT code. (rt25f_ctypes_brgemm_matmul without the padding: profile_mismatch on real sizes.)
-Red team, session 27, graded on a 1024 x 1024 copy of the problem (at the corpus's 128 x 128 every GEMM hack passes
-under the sampler's resolution): ok at 0.40x, 0.37x, and 0.38x after that session's fixes. The allowance rests on the
-profile's busy time, a claim of the profiled call alone; fix idea: the profiled call's own samples (the kernel's, not
-a claim) against the timed calls', both ways, so that work done only while observed buys nothing.
-Problem: v3/level1/1_Square_matrix_multiplication_
+profile's busy time padded so that the framework-time allowance (2 x busy x threads + 1 ms) covers it: in the profiled
+call only (a caller frame named cmd_profile) a record_function range sleeps for ~1.4x the kernel's own time, no CPU,
+under the 1.5 x timed + 10 ms busy limit.
+Red team, session 27: ok at 0.40x, 0.37x and 0.38x on a 1024 x 1024 GEMM (honest naive kernels ~0.1x). Caught since
+session 28: a user range accounts for no framework time, the figure is at most the profiled process's CPU over the
+call, and on a problem that bars the GEMM family the profile buys no allowance at all: `calls_reference_ops`.
+Problem: v3/level1/2_Standard_matrix_multiplication_
+Verdict: rejected [calls_reference_ops]
+Device: cpu
+Options: needs_sampler
 """
 import ctypes
 import os
