@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,10 @@ from tests.spec_contract import SPECS_DIR, check_numeric, check_static, load_spe
 SPECS = {s: load_specs(s) for s in ("v0.1", "v3")}
 ALL = [r for s in ("v3", "v0.1") for r in SPECS[s]]
 HAVE_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
-# Fingerprints run the reference on CPU: only problems cheap enough for CI (FLOPs + 20 x bytes).
-NUMERIC_MAX_COST = 2e11
+# Fingerprints run the reference on CPU: only problems cheap enough for the README's test command (FLOPs + 20 x
+# bytes; the twelve between 1e10 and 2e11 took 22 s of its 400 s of test time on 2 cores), all up to 2e11 with
+# KB_CONTRACT_FULL=1.
+NUMERIC_MAX_COST = 2e11 if os.environ.get("KB_CONTRACT_FULL") == "1" else 1e10
 
 
 def test_spec_counts():
@@ -46,8 +49,8 @@ NUMERIC = [r for r in SPECS["v3"] if (r.get("output_check_cpu") or r.get("state_
 @pytest.mark.parametrize("rec", NUMERIC, ids=[spec_problem_id(r) for r in NUMERIC])
 def test_problem_cpu_fingerprint(rec):
     if numeric_cost(rec) > NUMERIC_MAX_COST:
-        pytest.skip(f"too heavy for a CPU fingerprint in CI (cost {numeric_cost(rec):.2g} > {NUMERIC_MAX_COST:.0g}); "
-                    "covered by the meta-device contract")
+        pytest.skip(f"too heavy for a CPU fingerprint in the test command (cost {numeric_cost(rec):.2g} > "
+                    f"{NUMERIC_MAX_COST:.0g}): KB_CONTRACT_FULL=1 runs it up to 2e11; the meta-device contract covers it")
     errs = check_numeric(rec)
     assert not errs, "\n".join(errs)
 
