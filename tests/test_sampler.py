@@ -137,8 +137,9 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
     def check(timed_fw: float | None, error: str | None = None, new_threads: int = 0) -> dict:
         sampled = {"calibration": {"calls": 10, "framework_ms": 5.0, "other_ms": 5.0, "lost_samples": 0}}
         if timed_fw is not None:
-            sampled["timing"] = {"calls": 10, "framework_ms": 10 * (0.5 + timed_fw), "other_ms": 1.0,
-                                 "lost_samples": 0, "new_threads": new_threads}
+            sampled["timing"] = {"calls": 10, "framework_ms": 10 * (1.0 + timed_fw), "other_ms": 1.0,  # 0.5 ms named
+                                 "lost_samples": 0, "new_threads": new_threads,
+                                 "functions": {"at::native::add_kernel(at::TensorIterator&)": 5.0}}
         res = {"flags": [], "flag_details": {}}
         framework_unseen(SimpleNamespace(sampler_error=error, sampled=sampled, device=torch.device("cpu")), 0.5,
                          rules, res)
@@ -177,6 +178,17 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
     assert named(small, ["norm"])["flags"] == []
     gemm = named(small, ["gemm", "conv"])
     assert gemm["flags"] == ["calls_reference_ops"] and "bars conv, gemm" in gemm["flag_details"]["calls_reference_ops"]
+    # the profile's ops back an allowance only with framework work their named functions did in the timed calls: real
+    # ops run in the profiled call alone (padding) left none there (red team session 28, on a GEMM; here a LayerNorm)
+    padded = named({"?": 200.0}, ["norm"])  # 20 ms a call unnamed, nothing named: over any margin either way
+    assert padded["flags"] == ["profile_mismatch"]
+    idle = {"calls": 10, "framework_ms": 5.0, "other_ms": 5.0, "functions": {}}
+    only_unnamed = {"calls": 10, "framework_ms": 5.0 + 10 * 1.5, "other_ms": 1.0, "new_threads": 0,
+                    "functions": {"?": 10 * 1.5}}  # 1.5 ms a call: under 2 x 0.5 ms x threads + 1, over the margin
+    res = {"flags": [], "flag_details": {}}
+    framework_unseen(SimpleNamespace(sampler_error=None, sampled={"calibration": idle, "timing": only_unnamed},
+                                     device=torch.device("cpu")), 0.5, rules, res, ["norm"])
+    assert res["flags"] == ["profile_mismatch"] and res["flag_details"]["framework_samples"]["named_allowed_call_ms"] == 0
     # CPU time the cgroup counted past the sampled threads' clocks ran in threads born and gone within the batch
     unseen = named({"at::native::add_kernel(at::TensorIterator&)": 200.0}, ["norm"], cgroup_extra_ms=5.0)
     assert unseen["flags"] == ["check_failed"] and "could not follow" in unseen["flag_details"]["check_failed"]
