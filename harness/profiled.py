@@ -234,7 +234,8 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     cand_fams = _families(ops, kernels, sorted(barred), own)
     if device.type == "cpu":
         functions = cand.sampled.get("timing", {}).get("functions", {})
-        for fam, ev in sampled_families(functions, sorted(barred)).items():
+        installed = cand.sampled.get("timing", {}).get("installed_functions", {})  # a library's own names (libgfortran's)
+        for fam, ev in sampled_families({**installed, **functions}, sorted(barred)).items():
             cand_fams.setdefault(fam, []).extend(ev)
         if functions:
             top = sorted(functions.items(), key=lambda kv: -kv[1])[:10]

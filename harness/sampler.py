@@ -25,10 +25,12 @@ RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all):
 DRAIN_S = 0.05  # the judge reads every ring this often while a batch runs: a thread fills a tenth of its ring meanwhile
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 PLT_STUB = "[plt stub]"  # the name of a sample in a library's procedure linkage table
-# torch's kernels and the math libraries it (or numpy) calls, by file name; not its Python bindings or c10 (argument
-# parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
+# torch's kernels and the math libraries it (or numpy) calls, by file name, with the math runtimes that hold a GEMM of
+# their own (libgfortran's MATMUL, which numpy's wheel ships; other BLAS builds); not torch's Python bindings or c10
+# (argument parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
 FRAMEWORK_CODE = re.compile(r"/(libtorch_cpu|libtorch|libcaffe2\w*|libmkl\w*|libdnnl|libmkldnn|libopenblas\w*|"
-                            r"libscipy_openblas\w*|libblas|liblapack|libarmpl\w*|libnvpl\w*|libsleef)[.-][^/]*$")
+                            r"libscipy_openblas\w*|libblas|liblapack\w*|libarmpl\w*|libnvpl\w*|libsleef|"
+                            r"libgfortran\w*|libgslcblas|libcblas|lib[st]?atlas|libblis\w*|libflame|libxsmm\w*)[.-][^/]*$")
 
 
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
@@ -65,8 +67,9 @@ class Sampler:
     `pids_now` started meanwhile (unseen by it). A thread of the judge drains the rings while the batch runs, and the
     kernel's own count of each thread's CPU time scales the samples: none is lost to a full ring."""
 
-    def __init__(self, code_since: float | None = None):
+    def __init__(self, code_since: float | None = None, submission_dir: str | None = None):
         self.code_since = code_since  # code in a file made after this (epoch seconds) was made at run time
+        self.submission_dir = submission_dir  # files there (its build) are the submission's: their names are its own
         self.events: list[tuple[int, int]] = []  # (fd, ring address)
         self.pids: list[int] = []
         self.tids: set[int] = set()
@@ -114,12 +117,13 @@ class Sampler:
             self._drain()
             cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
             own, layout = _own_framework()
-            maps = {pid: _executable_regions(pid, own, self.code_since) for pid in self.pids}
+            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir) for pid in self.pids}
             code = {pid: got[0] if got else None for pid, got in maps.items()}
             tampered = sorted({Path(own[ident]).name for got in maps.values() if got
                                for ident in _replaced_framework_code(*got, layout)})
             framework = other = 0
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
+            installed, sources = collections.Counter(), {}  # the same in installed files, and where to read them
             for (pid, ip), n in self.samples.items():
                 region = _region(code.get(pid), ip)
                 if region is None or region[2]:
@@ -128,16 +132,24 @@ class Sampler:
                         places[region[3], ip - region[0] + region[4]] += n
                 else:
                     other += n
+                    if region is not None and region[5] is not None:
+                        installed[region[3], ip - region[0] + region[4]] += n
+                        sources[region[3]] = region[5]
+            installed_names = functions_at(list(installed), sources)  # read now: the mappings go with the process
             new = len(_threads(self.pids if pids_now is None else pids_now) - self.tids)
         finally:
             self._close()
         sampled = framework + other
         ms = cpu_ns / 1e6 / sampled if sampled else PERIOD_NS / 1e6  # each sample's share of the CPU time counted
-        functions = collections.Counter()
+        functions, other_functions = collections.Counter(), collections.Counter()
         for name, n in zip(functions_at(list(places), own), places.values()):
             functions[name or "?"] += n * ms
+        for name, n in zip(installed_names, installed.values()):
+            if name is not None:
+                other_functions[name] += n * ms
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
-                "lost_samples": self.lost, "new_threads": new, "functions": dict(functions), "tampered": tampered}
+                "lost_samples": self.lost, "new_threads": new, "functions": dict(functions),
+                "installed_functions": dict(other_functions), "tampered": tampered}
 
     def _close(self) -> None:
         self._done.set()
@@ -201,7 +213,8 @@ def _records(addr: int) -> list[tuple[int, int, int]]:
     ctypes.c_uint64.from_address(addr + 1032).value = head  # data_tail
     return out
 
-Region = tuple[int, int, bool, "tuple[str, int] | None", int]  # start, end, framework's, file identity, file offset
+# start, end, framework's, file identity (a library's), file offset, where an installed file's symbols are read
+Region = tuple[int, int, bool, "tuple[str, int] | None", int, "str | None"]
 
 
 def _mappings(pid: int | str):
@@ -214,12 +227,13 @@ def _mappings(pid: int | str):
                    "x" in parts[1])
 
 
-def _executable_regions(pid: int, own: dict[tuple[str, int], str],
-                        since: float | None = None) -> tuple[list[Region], set] | None:
+def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
+                        submission_dir: str | None = None) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
     same file as one of the judge's own framework libraries under any name; or code made at run time) and, for a
-    framework library's file, its identity; and the identities of the judge's framework libraries the process maps
-    in any way. None if unreadable."""
+    framework library's file or a file installed before the submission started (outside `submission_dir`: its
+    symbols are the library's, not names the submission chose), its identity; and the identities of the judge's
+    framework libraries the process maps in any way. None if unreadable."""
     out, present = [], set()
     try:
         written = _privately_written(pid)
@@ -233,9 +247,12 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str],
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)") \
                 or lo in written
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
+            installed = None
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
                 jit = _made_at_run_time(pid, lo, hi, ident[1], path, since)
-            out.append((lo, hi, jit or library, ident if library else None, offset))
+                if not jit and not (submission_dir and path.startswith(os.path.join(submission_dir, ""))):
+                    installed = f"/proc/{pid}/map_files/{lo:x}-{hi:x}"
+            out.append((lo, hi, jit or library, ident if library or installed else None, offset, installed))
     except OSError:
         return None
     return sorted(out), present
@@ -277,7 +294,7 @@ def _replaced_framework_code(regions: list[Region], present: set, mine: dict) ->
     replaced in place (a page mapped over it from another file or anonymous memory, moved away, its protection
     changed, its whole text replaced), which would run the framework's code under another mapping's name."""
     theirs: dict = {ident: [] for ident in present if ident in mine}
-    for lo, hi, _, ident, offset in regions:
+    for lo, hi, _, ident, offset, _ in regions:
         if ident in theirs:
             theirs[ident].append((offset, hi - lo))
     return {ident for ident, layout in theirs.items() if sorted(layout) != mine[ident]}
@@ -293,9 +310,9 @@ def _region(regions: list[Region] | None, ip: int) -> Region | None:
 
 
 def functions_at(places: list[tuple[tuple[str, int], int]], own: dict[tuple[str, int], str]) -> list[str | None]:
-    """The demangled function at each (file identity, file offset) of a framework library, when the judge has the same
-    file (device and inode) mapped itself: names come from the judge's own copy, never from a file the submission
-    chose (`own`: the judge's framework files by identity); None where there is none."""
+    """The demangled function at each (file identity, file offset) of a library the judge can read (`own`: where, by
+    identity: the judge's own framework files, or an installed file the submission did not make), from that file's
+    own symbol table, never from a file the submission chose; None where there is none."""
     names: list[str | None] = [None] * len(places)
     for ident in {ident for ident, _ in places}:
         if ident not in own:
@@ -367,9 +384,17 @@ def _framework_code_pages() -> dict[bytes, str]:
     return out
 
 
-@functools.lru_cache(maxsize=8)
+_TABLES: collections.OrderedDict = collections.OrderedDict()  # the last 32 files' symbol tables, by identity
+
+
 def _symbols(path: str, ident: tuple[str, int]) -> "_Symbols":
-    return _Symbols(path)
+    """A file's symbol table, read once per identity (an installed file is read through a path that names the
+    mapping, which changes from one process to the next)."""
+    if ident not in _TABLES:
+        _TABLES[ident] = _Symbols(path)
+        if len(_TABLES) > 32:
+            _TABLES.popitem(last=False)
+    return _TABLES[ident]
 
 
 class _Symbols:

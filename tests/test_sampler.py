@@ -349,3 +349,34 @@ def test_a_build_that_carries_the_frameworks_machine_code_is_told_by_its_pages(t
                    "  for (int i = 0; i < n; i++) s += a[i] * b[i];\n  return s;\n}\n")
     if subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "k.so"), str(src)]).returncode == 0:
         assert framework_pages_in((tmp_path / "k.so").read_bytes()) == {}
+
+
+def test_samples_in_an_installed_library_are_named_by_its_own_symbols(tmp_path):
+    """Code of a library installed before the submission started and outside its folder, of no framework's name (an
+    installed library's GEMM, as the red team of session 28 called libgfortran's built-in MATMUL), is named from that
+    file's own symbol table, so a barred family's function there counts as it does in torch's."""
+    from kb_data.harness.profiled import sampled_families
+
+    src = tmp_path / "lib.c"
+    src.write_text("double sgemm_like_spin(long n) {\n  double s = 0;\n  for (long i = 0; i < n; i++) s += i * 0.5;\n"
+                   "  return s;\n}\n")
+    lib = tmp_path / "libinstalled.so"
+    if subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)]).returncode != 0:
+        pytest.skip("no C compiler")
+    since = time.time() + 0.05
+    time.sleep(0.1)
+    code = (f"import ctypes\nf = ctypes.CDLL({str(lib)!r}).sgemm_like_spin\nf.restype = ctypes.c_double\n"
+            "print('go', flush=True)\nwhile True:\n    f(10 ** 8)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "go"
+        sampler = Sampler(code_since=since, submission_dir="/nonexistent")
+        sampler.start([child.pid])
+        time.sleep(0.5)
+        got = sampler.stop()
+    finally:
+        child.kill()
+        child.wait()
+    named = got["installed_functions"]
+    assert named.get("sgemm_like_spin", 0) > 100, sorted(named.items(), key=lambda kv: -kv[1])[:5]
+    assert sampled_families(named, ["gemm", "norm"])["gemm"][0].startswith("sgemm")
