@@ -60,8 +60,9 @@ def own_kernels(job: dict, files: list[tuple[str, bytes]] | None = None) -> froz
 # The framework's kernels below its dispatcher, as a compiled extension links them (Itanium-mangled at::native:: and
 # at::cpublas:: names): called so, they run without an op the profiler records
 _LINKED_NATIVE = re.compile(rb"_ZN2at(?:6native|7cpublas)(\d+)")
-# torch.compile's ahead-of-time code (AOTInductor) in a build: generated kernels and the shims they call
-_AOT_INDUCTOR_MARKS = (b"aoti_torch_", b"aotinductor/")
+# torch.compile's code in a build: AOTInductor's generated kernels and the shims they call, Inductor's C++ prefix code
+_INDUCTOR_MARKS = (b"aoti_torch_", b"aotinductor/",  # AOTInductor's packages and their shim calls
+                   b"inductor_cpu_integer_div_error_flag", b"_TORCHINDUCTOR_PYOBJECT")  # Inductor's C++ prefix code
 
 
 def linked_framework_ops(built: bytes) -> frozenset[str]:
@@ -137,6 +138,14 @@ def _families(ops: set[str], kernels: set[str], families: list[str], own: frozen
         if ev:
             found[fam] = ev[:6]
     return found
+
+
+def defined_in(function: str, code: str) -> bool:
+    """Whether a demangled function's own name (no scope, template or arguments) is a word of the submission's source:
+    a function of its build it did not write (a library's, copied there under its own names) is not."""
+    name = re.sub(r"<[^<>]*>", "", function.replace("(anonymous namespace)", "anon").split("(", 1)[0])
+    base = name.rsplit("::", 1)[-1].strip()
+    return bool(base) and re.search(rf"(?<!\w){re.escape(base)}(?!\w)", code) is not None
 
 
 def sampled_families(functions: dict[str, float], families: list[str]) -> dict[str, list[str]]:
@@ -225,8 +234,8 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     if sum(copied.values()) >= COPIED_PAGES_MIN:
         flag(res, "calls_reference_ops", "the build carries the framework's machine code, copied: "
              + ", ".join(f"{n} pages of {lib}" for lib, n in copied.most_common(3)))
-    if any(mark in built for mark in _AOT_INDUCTOR_MARKS):
-        flag(res, "calls_reference_ops", "the build holds torch.compile's ahead-of-time code (AOTInductor)")
+    if any(mark in built for mark in _INDUCTOR_MARKS):
+        flag(res, "calls_reference_ops", "the build holds torch.compile's generated code (Inductor's or AOTInductor's)")
     compiled = sorted(op for op in ops if op.startswith(channel.COMPILED_OP_PREFIX))
     if compiled:
         flag(res, "calls_reference_ops", "torch.compile's generated code ran in the profiled call: "
@@ -234,8 +243,10 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
     cand_fams = _families(ops, kernels, sorted(barred), own)
     if device.type == "cpu":
         functions = cand.sampled.get("timing", {}).get("functions", {})
-        installed = cand.sampled.get("timing", {}).get("installed_functions", {})  # a library's own names (libgfortran's)
-        for fam, ev in sampled_families({**installed, **functions}, sorted(barred)).items():
+        installed = cand.sampled.get("timing", {}).get("installed_functions", {})  # a library's own names
+        built = cand.sampled.get("timing", {}).get("built_functions", {})
+        foreign = {n: ms for n, ms in built.items() if not defined_in(n, (job or {}).get("submission_code", ""))}
+        for fam, ev in sampled_families({**foreign, **installed, **functions}, sorted(barred)).items():
             cand_fams.setdefault(fam, []).extend(ev)
         if functions:
             top = sorted(functions.items(), key=lambda kv: -kv[1])[:10]

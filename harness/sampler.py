@@ -123,7 +123,8 @@ class Sampler:
                                for ident in _replaced_framework_code(*got, layout)})
             framework = other = 0
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
-            installed, sources = collections.Counter(), {}  # the same in installed files, and where to read them
+            # the same in installed files and in the submission's build, and where to read their symbols
+            installed, built, sources = collections.Counter(), collections.Counter(), {}
             for (pid, ip), n in self.samples.items():
                 region = _region(code.get(pid), ip)
                 if region is None or region[2]:
@@ -133,9 +134,14 @@ class Sampler:
                 else:
                     other += n
                     if region is not None and region[5] is not None:
-                        installed[region[3], ip - region[0] + region[4]] += n
-                        sources[region[3]] = region[5]
-            installed_names = functions_at(list(installed), sources)  # read now: the mappings go with the process
+                        (built if region[5][1] else installed)[region[3], ip - region[0] + region[4]] += n
+                        sources[region[3]] = region[5][0]
+            # read now: the mappings go with the process
+            installed_names, built_names = functions_at(list(installed), sources), functions_at(list(built), sources)
+            # code of its build that no symbol of the build names is no function it compiled (a library's copy,
+            # stripped, or code dumped to a file): counted as code made at run time
+            unnamed_built = sum(n for name, n in zip(built_names, built.values()) if name is None)
+            framework, other = framework + unnamed_built, other - unnamed_built
             new = len(_threads(self.pids if pids_now is None else pids_now) - self.tids)
         finally:
             self._close()
@@ -144,12 +150,19 @@ class Sampler:
         functions, other_functions = collections.Counter(), collections.Counter()
         for name, n in zip(functions_at(list(places), own), places.values()):
             functions[name or "?"] += n * ms
+        if unnamed_built:
+            functions["?"] += unnamed_built * ms
+        built_functions = collections.Counter()
+        for name, n in zip(built_names, built.values()):
+            if name is not None:
+                built_functions[name] += n * ms
         for name, n in zip(installed_names, installed.values()):
             if name is not None:
                 other_functions[name] += n * ms
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
                 "lost_samples": self.lost, "new_threads": new, "functions": dict(functions),
-                "installed_functions": dict(other_functions), "tampered": tampered}
+                "installed_functions": dict(other_functions), "built_functions": dict(built_functions),
+                "tampered": tampered}
 
     def _close(self) -> None:
         self._done.set()
@@ -213,8 +226,9 @@ def _records(addr: int) -> list[tuple[int, int, int]]:
     ctypes.c_uint64.from_address(addr + 1032).value = head  # data_tail
     return out
 
-# start, end, framework's, file identity (a library's), file offset, where an installed file's symbols are read
-Region = tuple[int, int, bool, "tuple[str, int] | None", int, "str | None"]
+# start, end, framework's, file identity (a library's), file offset, and for a file of no framework library where its
+# symbols are read and whether it is the submission's own (its build)
+Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] | None"]
 
 
 def _mappings(pid: int | str):
@@ -247,12 +261,13 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)") \
                 or lo in written
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
-            installed = None
+            other = None
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
                 jit = _made_at_run_time(pid, lo, hi, ident[1], path, since)
-                if not jit and not (submission_dir and path.startswith(os.path.join(submission_dir, ""))):
-                    installed = f"/proc/{pid}/map_files/{lo:x}-{hi:x}"
-            out.append((lo, hi, jit or library, ident if library or installed else None, offset, installed))
+                if not jit:
+                    other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}",
+                             bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
+            out.append((lo, hi, jit or library, ident if library or other else None, offset, other))
     except OSError:
         return None
     return sorted(out), present

@@ -181,6 +181,11 @@ class Sandbox:
         self.log_path = self.base / "log"
 
     # -- starting ---------------------------------------------------------
+    @property
+    def inner_work(self) -> str:
+        """The work dir as the submission's processes see it (a strong sandbox mounts it as their /tmp)."""
+        return "/tmp" if self.level == "strong" else str(self.work)
+
     def start(self, serve, spawner: "Spawner | None" = None) -> None:
         """Fork the sandboxed process and run `serve(sock)` in it: from this process, or from `spawner` (a fork of it
         made earlier, for a caller that has initialised CUDA since). Forked, not exec'd: it inherits an imported torch
@@ -188,9 +193,9 @@ class Sandbox:
         keeps no other file descriptor of the caller's and dies with its parent."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
-                 "inner_work": "/tmp" if self.level == "strong" else str(self.work),
+                 "inner_work": self.inner_work,
                  "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
-                 "env": {**_scrubbed_env("/tmp" if self.level == "strong" else str(self.work), self.device),
+                 "env": {**_scrubbed_env(self.inner_work, self.device),
                          **self.extra_env},
                  "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
                             "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes}}

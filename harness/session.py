@@ -67,7 +67,7 @@ class Candidate:
 
     def sampling(self) -> Sampler | None:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""
-        return Sampler(self.code_since, str(self.sb.work)) if self.sampler_error is None else None
+        return Sampler(self.code_since, self.sb.inner_work) if self.sampler_error is None else None
 
     def add_samples(self, stage: str, sampler: Sampler | None, calls: int, cgroup_ms: float | None = None) -> None:
         """The batch's samples, added to its stage's account, with the sandbox cgroup's CPU time over the batch
@@ -84,7 +84,7 @@ class Candidate:
             acc["cgroup_unavailable"] = True
         else:
             got["cgroup_ms"] = cgroup_ms
-        for key in ("functions", "installed_functions"):
+        for key in ("functions", "installed_functions", "built_functions"):
             into = acc.setdefault(key, {})
             for name, ms in got.pop(key, {}).items():
                 into[name] = into.get(name, 0.0) + ms

@@ -258,10 +258,10 @@ def test_a_resident_gpu_judge_gives_every_corpus_entry_of_its_problems_the_verdi
 def test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks(tmp_path):
     """A compiled extension that calls the framework's kernels below the dispatcher (at::native's structured_mm_out_cpu,
     at::cpublas::gemm) runs no op the profiler records: the judge reads those linked names from the cached build as
-    ops of the profile, where the families find them. An exported AOTInductor package (a stored zip) in the build is
-    torch.compile's code. Built from the mangled names and the package layout the red team's builds held."""
+    ops of the profile, where the families find them. An exported AOTInductor package (a stored zip) or Inductor's
+    compiled kernels in the build are torch.compile's code. Built from the mangled names and the package layout the red team's builds held."""
     from kb_data.harness import build
-    from kb_data.harness.profiled import _AOT_INDUCTOR_MARKS, _families, built_files, linked_framework_ops
+    from kb_data.harness.profiled import _INDUCTOR_MARKS, _families, built_files, linked_framework_ops
     from kb_data.rules import OP_FAMILIES
 
     ext = tmp_path / "cache" / ("k" * 32) / build.EXTENSIONS / "ext"
@@ -277,9 +277,13 @@ def test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks(tmp_p
     linked = linked_framework_ops(built_bytes(job))
     assert linked == {"aten::structured_mm_out_cpu", "aten::gemm", "aten::layer_norm_cpu"}
     assert set(_families(linked, set(), sorted(OP_FAMILIES))) == {"gemm", "norm"}
-    assert not any(m in built_bytes(job) for m in _AOT_INDUCTOR_MARKS)
+    assert not any(m in built_bytes(job) for m in _INDUCTOR_MARKS)
     import zipfile
 
     with zipfile.ZipFile(ext / "ln.pt2", "w", zipfile.ZIP_STORED) as z:
         z.writestr("ln/data/aotinductor/model/wrapper.cpp", "aoti_torch_get_data_ptr(...);")
-    assert any(m in built_bytes(job) for m in _AOT_INDUCTOR_MARKS)
+    assert any(m in built_bytes(job) for m in _INDUCTOR_MARKS)
+    (ext / "ln.pt2").unlink()
+    # Inductor's own C++ kernels compiled in the build stage (red team session 28: its fused LayerNorm called by ctypes)
+    (ext / "kern.so").write_bytes(b"\0inductor_cpu_integer_div_error_flag\0_Z15welford_combine\0")
+    assert any(m in built_bytes(job) for m in _INDUCTOR_MARKS)

@@ -380,3 +380,40 @@ def test_samples_in_an_installed_library_are_named_by_its_own_symbols(tmp_path):
     named = got["installed_functions"]
     assert named.get("sgemm_like_spin", 0) > 100, sorted(named.items(), key=lambda kv: -kv[1])[:5]
     assert sampled_families(named, ["gemm", "norm"])["gemm"][0].startswith("sgemm")
+
+
+def test_code_of_the_submissions_build_is_its_own_where_the_builds_symbols_name_it(tmp_path):
+    """A file of the submission's own folder (its build, seeded before it started) carries names it chose: they are
+    never read as a family's (an honest extension's `own_gemm` is its own code), but code there that no symbol of the
+    file names (a stripped library copied in the build stage, red team session 28) is no function it compiled: counted
+    as code made at run time."""
+    src = tmp_path / "lib.c"
+    src.write_text("__attribute__((noinline)) static double inner(long n) {\n  double s = 0;\n"
+                   "  for (long i = 0; i < n; i++) s += i * 0.5;\n  return s;\n}\n"
+                   "double sgemm_like_spin(long n) { return inner(n) + 1; }\n")  # the work in a local function
+    lib, stripped = tmp_path / "libown.so", tmp_path / "libstripped.so"
+    if subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)]).returncode != 0 or \
+            subprocess.run(["strip", "--strip-all", "-o", str(stripped), str(lib)]).returncode != 0:
+        pytest.skip("no C compiler or strip")
+    since = time.time() + 0.05
+    time.sleep(0.1)
+
+    def sample(path):
+        code = (f"import ctypes\nf = ctypes.CDLL({str(path)!r}).sgemm_like_spin\nf.restype = ctypes.c_double\n"
+                "print('go', flush=True)\nwhile True:\n    f(10 ** 8)\n")
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout.readline().strip() == "go"
+            sampler = Sampler(code_since=since, submission_dir=str(tmp_path))
+            sampler.start([child.pid])
+            time.sleep(0.5)
+            return sampler.stop()
+        finally:
+            child.kill()
+            child.wait()
+
+    own = sample(lib)
+    assert own["installed_functions"] == {} or "sgemm_like_spin" not in own["installed_functions"]
+    assert own["other_ms"] > 300 and own["framework_ms"] < 50, own
+    bare = sample(stripped)
+    assert bare["framework_ms"] > 300 and bare["functions"].get("?", 0) > 300, bare
