@@ -118,7 +118,7 @@ def test_corpus_gpu(entry):
     _needs_isolation(entry)
     # the shipped baselines, as `kb eval` grades: a baseline measured again for each entry doubled the corpus's time
     rec = _grade(entry, default_problems_root(), "cuda:0", trials=None, baselines=BaselineIndex.shipped())
-    _assert_verdict(entry, rec)
+    _assert_verdict(entry.on("cuda"), rec)
 
 
 def test_degenerate_reasons_from_samples():
@@ -212,7 +212,7 @@ def _resident_batch(tmp_path, chosen, device, problems_root, baselines, trials):
     recs = sink.records()
     by_sha = {r.solution_sha256: r for r in recs}
     for e in chosen:
-        _assert_verdict(e, by_sha[hashlib.sha256(e.path.read_text().encode()).hexdigest()])
+        _assert_verdict(e.on(device), by_sha[hashlib.sha256(e.path.read_text().encode()).hexdigest()])
     return recs
 
 

@@ -9,6 +9,7 @@ Each file's docstring says what it does and the verdict it must get:
              incorrect | ok                ("caught": any status but ok; "unaffected": ok without an
                                            inflated speedup, for an attack the trust boundary makes moot;
                                            "ok" in hostile/: the attack's side effects are what is tested)
+    Verdict on a GPU: rejected [flag, ...] where a GPU's checks decide otherwise than a CPU's (default: Verdict)
     Device: cuda | cpu                     where it can run (default: both)
     Options: allow_framework               grade with framework ops allowed (the reference itself)
              builds                        compiles an extension or a package, in its build stage or at run time
@@ -22,7 +23,7 @@ Each file's docstring says what it does and the verdict it must get:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent
@@ -37,10 +38,22 @@ class Entry:
     flags: list
     device: str | None
     options: list
+    gpu_verdict: tuple | None = None  # (status, flags) on a GPU, where it differs
 
     @property
     def honest(self) -> bool:
         return self.path.parent.name == "honest"
+
+    def on(self, device: str) -> "Entry":
+        """The entry with the verdict it must get on `device` ("cpu", "cuda:0", ...)."""
+        if self.gpu_verdict is None or not device.startswith("cuda"):
+            return self
+        return replace(self, status=self.gpu_verdict[0], flags=self.gpu_verdict[1])
+
+
+def _verdict(text: str) -> tuple[str, list]:
+    m = re.match(r"(\w+)(?:\s*\[(.*)\])?", text.strip())
+    return m.group(1), [f.strip() for f in (m.group(2) or "").split(",") if f.strip()]
 
 
 def entries() -> list[Entry]:
@@ -53,8 +66,8 @@ def entries() -> list[Entry]:
         verdict = field("Verdict")
         if not verdict or not field("Problem"):
             raise ValueError(f"{path}: docstring needs Problem: and Verdict: lines")
-        m = re.match(r"(\w+)(?:\s*\[(.*)\])?", verdict.strip())
-        flags = [f.strip() for f in (m.group(2) or "").split(",") if f.strip()]
-        out.append(Entry(path, field("Problem").strip(), m.group(1), flags, (field("Device") or "").strip() or None,
-                         [o.strip() for o in (field("Options") or "").split(",") if o.strip()]))
+        on_gpu = field("Verdict on a GPU")
+        out.append(Entry(path, field("Problem").strip(), *_verdict(verdict), (field("Device") or "").strip() or None,
+                         [o.strip() for o in (field("Options") or "").split(",") if o.strip()],
+                         _verdict(on_gpu) if on_gpu else None))
     return out

@@ -1,6 +1,7 @@
 """GELU that does the whole batch's work in the batch's first timed call and returns stored outputs in the rest.
 Problem: v3/level1/26_GELU_
 Verdict: unaffected
+Verdict on a GPU: rejected [exceeds_roofline]
 Options: allow_framework
 The judge sends up to 16 timed calls in one message, so the candidate's process holds every call's inputs before
 the first is timed. The first call of a batch computes all of them; the others hand back what it stored. Every
@@ -8,7 +9,9 @@ output is right, and the batch's mean claim equals the truth (the timing bound h
 but the median of the per-call claims, the record's time and its paired speedup, is the near-zero of the cached
 calls (26x, where the same GELU done honestly got 1.6x). Its GELU is torch's: graded with framework ops
 allowed, so that on a GPU too the verdict turns on the timing alone. Now each batch is one sample of the record's times (the
-mean of its calls, what the round trip bounds), so moving work between a batch's calls gains nothing.
+mean of its calls, what the round trip bounds), so moving work between a batch's calls gains nothing. On a GPU the
+roofline, held to each call's raw claim since session 26, also rejects it: 0.0017 ms claimed for a call that moves
+32 MB (the H200, session 28).
 """
 import math
 import sys

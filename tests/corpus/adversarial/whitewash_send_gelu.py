@@ -8,10 +8,13 @@ exceeded its round trip (a 64 MB flush and the call): on a loaded CI host it did
 On the H200 (session 27) its claims were honest (0.050 ms claimed, 0.058 ms by the judge's clock): the server binds
 `send` before the submission exists, so the rewrite reaches nothing. It was rejected as profile_mismatch, falsely: the
 harness's own record_function range on the GPU's timeline counted as busy time (0.16-0.19 ms against 0.05), fixed
-since (harness/candidate.py `_annotation`; not yet graded on a GPU since): an honest GELU's work, `unaffected`.
+since (harness/candidate.py `_annotation`). On the H200 (session 28) it was then `no_custom_kernel`, rightly: its GELU
+is torch's elementwise ops, no kernel of its own, which the user range had hidden. Its class is the claims' rewrite:
+graded with framework ops allowed, so that the verdict turns on the timing alone, `unaffected`.
 Problem: v3/level1/26_GELU_
 Verdict: unaffected
 Device: cuda
+Options: allow_framework
 """
 import math
 import sys
