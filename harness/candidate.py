@@ -55,9 +55,7 @@ class Server:
         # the profiler as torch has it before the submission exists: a profile class swapped in torch.profiler, or
         # an all-threads setting dropped, after that changes nothing here
         self.profiler = (profile, ProfilerActivity, _all_threads())
-        # the framework's operators by name and kernels, before the submission can define more (in any namespace,
-        # aten's too) or register its own kernel for one
-        self.framework_ops = _registrations(torch)
+        self.framework_ops: dict = {}  # read as a CPU grading's submission loads (cmd_load)
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -165,6 +163,10 @@ class Server:
     def cmd_load(self, msg: dict) -> dict:
         torch = self.torch
         self._use_device(msg)
+        if self.device.type == "cpu":  # where the profile's framework ops back an allowance (cmd_profile)
+            # the framework's operators by name and kernels, before the submission can define more (in any
+            # namespace, aten's too) or register its own kernel for one; 60 ms, so not for a GPU's grading
+            self.framework_ops = _registrations(torch)
         self.model = None  # the calibration's outputs, returned to the device: the judge allocates beside this process
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
