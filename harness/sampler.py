@@ -147,22 +147,21 @@ class Sampler:
             self._close()
         sampled = framework + other
         ms = cpu_ns / 1e6 / sampled if sampled else PERIOD_NS / 1e6  # each sample's share of the CPU time counted
-        functions, other_functions = collections.Counter(), collections.Counter()
-        for name, n in zip(functions_at(list(places), own), places.values()):
-            functions[name or "?"] += n * ms
+
+        def by_name(names: list, counts, unnamed: str | None = None) -> dict[str, float]:
+            out: collections.Counter = collections.Counter()
+            for name, n in zip(names, counts):
+                if name is not None or unnamed is not None:
+                    out[name or unnamed] += n * ms
+            return dict(out)
+
+        names, counts = functions_at(list(places), own), list(places.values())
         if unnamed_built:
-            functions["?"] += unnamed_built * ms
-        built_functions = collections.Counter()
-        for name, n in zip(built_names, built.values()):
-            if name is not None:
-                built_functions[name] += n * ms
-        for name, n in zip(installed_names, installed.values()):
-            if name is not None:
-                other_functions[name] += n * ms
+            names, counts = names + [None], counts + [unnamed_built]
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
-                "lost_samples": self.lost, "new_threads": new, "functions": dict(functions),
-                "installed_functions": dict(other_functions), "built_functions": dict(built_functions),
-                "tampered": tampered}
+                "lost_samples": self.lost, "new_threads": new, "functions": by_name(names, counts, "?"),
+                "installed_functions": by_name(installed_names, installed.values()),
+                "built_functions": by_name(built_names, built.values()), "tampered": tampered}
 
     def _close(self) -> None:
         self._done.set()
@@ -366,11 +365,22 @@ def framework_pages_in(data: bytes) -> dict[str, int]:
     found: collections.Counter = collections.Counter()
     for off in range(0, len(data) - _PAGE + 1, _PAGE):
         page = data[off:off + _PAGE]
-        if page.count(page[:1]) != _PAGE:
-            lib = pages.get(hashlib.blake2b(page, digest_size=16).digest())
-            if lib is not None and len(set(page)) >= 16:  # a page of a few byte values (a fill) is no one's code
-                found[lib] += 1
+        lib = pages.get(_page_digest(page))
+        if lib is not None and len(set(page)) >= 16:  # a page of a few byte values (a fill) is no one's code
+            found[lib] += 1
     return dict(found)
+
+
+def _page_digest(page: bytes) -> bytes | None:
+    """A page's digest, None for a page of one repeated byte (zeros, padding)."""
+    return hashlib.blake2b(page, digest_size=16).digest() if page.count(page[:1]) != len(page) else None
+
+
+def _load_segments(data) -> list[tuple[int, int, int, int]]:
+    """(flags, file offset, file size, address) of an ELF64 file's loadable segments (PT_LOAD)."""
+    phoff, phnum = struct.unpack_from("<Q", data, 0x20)[0], struct.unpack_from("<H", data, 0x38)[0]
+    return [(flags, off, filesz, vaddr) for typ, flags, off, vaddr, _, filesz in
+            (struct.unpack_from("<IIQQQQ", data, phoff + 56 * k) for k in range(phnum)) if typ == 1]
 
 
 @functools.lru_cache(maxsize=1)
@@ -387,15 +397,14 @@ def _framework_code_pages() -> dict[bytes, str]:
         with data:
             if data[:6] != b"\x7fELF\x02\x01":
                 continue
-            phoff, phnum = struct.unpack_from("<Q", data, 0x20)[0], struct.unpack_from("<H", data, 0x38)[0]
-            for k in range(phnum):
-                typ, flags, off, _, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + 56 * k)
-                if typ != 1 or not flags & 1:  # PT_LOAD, PF_X
+            for flags, off, filesz, _ in _load_segments(data):
+                if not flags & 1:  # PF_X
                     continue
                 for page in range(off - off % _PAGE, off + filesz, _PAGE):
                     chunk = data[page:page + _PAGE]
-                    if len(chunk) == _PAGE and chunk.count(chunk[:1]) != _PAGE:
-                        out.setdefault(hashlib.blake2b(chunk, digest_size=16).digest(), Path(path).name)
+                    digest = _page_digest(chunk) if len(chunk) == _PAGE else None
+                    if digest is not None:
+                        out.setdefault(digest, Path(path).name)
     return out
 
 
@@ -423,8 +432,8 @@ class _Symbols:
             self.data = data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         if data[:6] != b"\x7fELF\x02\x01":
             raise ValueError(f"{path}: not a little-endian ELF64 file")
-        phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
-        phnum, shentsize, shnum = struct.unpack_from("<H", data, 0x38)[0], *struct.unpack_from("<HH", data, 0x3A)
+        shoff = struct.unpack_from("<Q", data, 0x28)[0]
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
         sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
         tables = {s[1]: s for s in sections}  # by type: SHT_SYMTAB 2, SHT_DYNSYM 11
         table = tables.get(2) or tables.get(11)
@@ -435,8 +444,7 @@ class _Symbols:
         # the procedure linkage table's stubs: a jump on to another library's function, no work of their own
         self.stubs = [(s[3], s[3] + s[5]) for s in sections
                       if data[names_at + s[0]:data.find(b"\0", names_at + s[0])] in (b".plt", b".plt.sec", b".plt.got")]
-        self.segments = [(off, off + filesz, vaddr) for typ, _, off, vaddr, _, filesz, _, _ in
-                         (struct.unpack_from("<IIQQQQQQ", data, phoff + 56 * k) for k in range(phnum)) if typ == 1]
+        self.segments = [(off, off + filesz, vaddr) for _, off, filesz, vaddr in _load_segments(data)]
         entry = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
                           ("size", "<u8")])
         syms = np.frombuffer(data, dtype=entry, count=table[5] // 24, offset=table[4])
