@@ -242,10 +242,10 @@ def profile_checks(cand, mod, ref, rules, device, precision, atol, rtol, res, ct
                                          + ", ".join(op.removeprefix(channel.COMPILED_OP_PREFIX) for op in compiled[:3]))
     cand_fams = _families(ops, kernels, sorted(barred), own)
     if device.type == "cpu":
-        functions = cand.sampled.get("timing", {}).get("functions", {})
-        installed = cand.sampled.get("timing", {}).get("installed_functions", {})  # a library's own names
-        built = cand.sampled.get("timing", {}).get("built_functions", {})
-        foreign = {n: ms for n, ms in built.items() if not defined_in(n, (job or {}).get("submission_code", ""))}
+        timed = cand.sampled.get("timing", {})
+        functions, installed = timed.get("functions", {}), timed.get("installed_functions", {})  # a library's own names
+        foreign = {n: ms for n, ms in timed.get("built_functions", {}).items()
+                   if not defined_in(n, (job or {}).get("submission_code", ""))}
         for fam, ev in sampled_families({**foreign, **installed, **functions}, sorted(barred)).items():
             cand_fams.setdefault(fam, []).extend(ev)
         if functions:
