@@ -20,7 +20,6 @@ import ctypes
 import glob
 import hashlib
 import os
-import shutil
 import struct
 
 import numpy  # noqa: F401  (loads libgfortran, which the copy needs by its soname)
