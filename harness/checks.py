@@ -208,7 +208,7 @@ def degenerate_checks(cand, mod, ref, rules, device, precision, atol, rtol, res,
 
 def _as_close_as_the_reference(res, ref, outs, inputs, rng, precision, rules, rebuild) -> bool:
     """Outputs outside the tolerance that are still as close to float64 as the reference's (rounding, not overfit)."""
-    if outs is None or not _fp64_feasible(inputs, precision):
+    if outs is None or not _fp64_feasible(inputs, outs, precision):
         return False
     errors = fp64_errors_or_flag(res, "degenerate", ref, outs, inputs, rng, rebuild)
     return isinstance(errors, list) and all(ec <= _fp64_bound(er, precision, rules) for er, ec in errors)
@@ -275,7 +275,7 @@ def precision_check(cand, mod, ref, rules, device, precision, res, ctx) -> None:
     if why is not None:
         flag(res, "check_failed", f"fp64: {why}")
         return
-    if not _fp64_feasible(inputs, precision):  # too large: rows of the batch, where they stand apart
+    if not _fp64_feasible(inputs, outs, precision):  # too large: rows of the batch, where they stand apart
         cut = batch_rows(inputs, outs, ref_out)
         why = cut if isinstance(cut, str) else rows_apart(ref, cut[0], cut[2], rng, rules)
         if why is not None:

@@ -42,7 +42,9 @@ def judge(job: dict) -> dict:
         res["status"], res["error"] = "runtime_error", f"sandbox: {e}"
         _retire(res)
     except torch.cuda.OutOfMemoryError as e:
-        res["status"], res["error"] = "runtime_error", f"CUDA out of memory in the judge: {str(e).splitlines()[0]}"
+        where = getattr(res.get("_candidate"), "stage", "start")  # the candidate's last request: the judge's stage
+        res["status"], res["error"] = "runtime_error", (f"CUDA out of memory in the judge in stage '{where}' (this GPU "
+                                                        f"may be too small for the problem): {str(e).splitlines()[0]}")
         _retire(res)
     except ChannelError as e:  # a reply that fails validation: the candidate's doing
         res["status"], res["error"] = "rejected", f"the candidate's reply was invalid: {e}"

@@ -399,26 +399,26 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
 # ---------------------------------------------------------------------------
 # Dynamic anti-cheat checks (run once the candidate is known to be correct)
 
-FP64_CHECK_MAX_BYTES = 4 << 30  # the float64 copy of inputs and outputs must fit beside everything else
+FP64_CHECK_MAX_BYTES = 4 << 30  # inputs and outputs whose float64 copies (twice this) must fit beside everything else
 
 
-FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on rows of it, up to this many bytes of input
+FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on rows of it, up to this many bytes of input and output
 ROWS_APART_TOL = (1e-5, 1e-4)  # (atol, rtol): the reference on those rows alone gives its rows of the whole batch
 
 
 def batch_rows(inputs: list, outs: list, ref_out) -> tuple[list, list, list] | str:
     """Rows of a batch too large for the float64 comparison, drawn in secret: every tensor input and output that
-    leads with the batch's size, cut to as many rows as FP64_ROWS_BYTES of input holds (copies), with the
-    reference's rows; a string says why the batch cannot be cut."""
+    leads with the batch's size, cut to as many rows as FP64_ROWS_BYTES of input and output holds (copies), with
+    the reference's rows; a string says why the batch cannot be cut."""
     first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
     lead = first.shape[0] if first is not None and first.dim() else 0
     cut = lambda x: isinstance(x, torch.Tensor) and x.dim() > 0 and x.shape[0] == lead
     refs = _outputs(ref_out)
     if lead < 2 or not all(cut(o) for o in refs if isinstance(o, torch.Tensor)):
         return "its inputs and outputs share no batch dimension to cut"
-    row = sum(tensor_bytes(x) for x in inputs if cut(x)) / lead
-    k = min(lead - 1, int((FP64_ROWS_BYTES - sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)
-                                                   and not cut(x))) // row))
+    tensors = [x for x in list(inputs) + list(refs) if isinstance(x, torch.Tensor)]
+    row = sum(tensor_bytes(x) for x in tensors if cut(x)) / lead
+    k = min(lead - 1, int((FP64_ROWS_BYTES - sum(tensor_bytes(x) for x in tensors if not cut(x))) // row))
     if k < 1:
         return "one row of its batch is already too large"
     pick = torch.tensor(sorted(secrets.SystemRandom().sample(range(lead), k)))  # secret rows: not the first ones
@@ -434,10 +434,11 @@ def rows_apart(ref, rows_in: list, ref_rows: list, rng: int, rules: dict) -> str
     return None if ok else f"the reference's rows depend on each other ({why})"
 
 
-def _fp64_feasible(inputs, precision: str) -> bool:
-    """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits."""
-    return (precision in FP64_CHECKED
-            and sum(tensor_bytes(x) for x in inputs if isinstance(x, torch.Tensor)) <= FP64_CHECK_MAX_BYTES)
+def _fp64_feasible(inputs, outs, precision: str) -> bool:
+    """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits:
+    its copies of the inputs and of the outputs (a convolution's output can be eight times its input)."""
+    return (precision in FP64_CHECKED and sum(tensor_bytes(x) for x in list(inputs) + list(_outputs(outs))
+                                              if isinstance(x, torch.Tensor)) <= FP64_CHECK_MAX_BYTES)
 
 
 def suite_tolerance(inputs, rules: dict) -> tuple[str, float, float]:

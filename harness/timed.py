@@ -133,7 +133,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     ctx["timed_off"] = (ok, why, outs, inputs, t["rng"]) if not ok else (ok, why, None, None, None)
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
-            elif kind == "fp64" and ok and _fp64_feasible(inputs, ctx["precision"]) and (
+            elif kind == "fp64" and ok and _fp64_feasible(inputs, outs, ctx["precision"]) and (
                     not fp64_due or len(fp64_due) < MAX_TIMED_FP64 and _nbytes(fp64_due) < TIMED_FP64_BYTES):
                 fp64_due.append((outs, inputs, t["rng"]))
             elif kind == "fp64" and ok and ctx["precision"] in FP64_CHECKED and not fp64_due:

@@ -271,7 +271,7 @@ def test_a_batch_too_large_for_the_float64_comparison_is_compared_on_rows_of_it_
     from kb_data.harness import reference
 
     monkeypatch.setattr(reference, "FP64_CHECK_MAX_BYTES", 1 << 10)
-    monkeypatch.setattr(reference, "FP64_ROWS_BYTES", 16 << 10)
+    monkeypatch.setattr(reference, "FP64_ROWS_BYTES", 32 << 10)  # input and output rows: 4 of GELU's
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     fp16 = ("import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        h = x.half()\n"
             "        return (0.5 * h * (1.0 + torch.erf(h * 0.7071067811865476))).float()\n")
@@ -282,6 +282,24 @@ def test_a_batch_too_large_for_the_float64_comparison_is_compared_on_rows_of_it_
     assert honest["status"] == "ok" and not honest["flags"], (honest["flags"], honest["error"])
     assert honest["flag_details"]["fp64_rows"] == 4 and len(honest["flag_details"]["fp64_rel_err"]) >= 2
     assert "precision_downgrade" in fp16_rec["flags"], (fp16_rec["status"], fp16_rec["flag_details"])
+
+
+def test_the_float64_comparison_counts_the_outputs_as_well_as_the_inputs():
+    """A convolution's output can be eight times its input: v0.1's 63_conv_standard_2D (1 GiB in, 8 GiB out) and the
+    4 GiB cumsums passed the input-only size test, and their float64 copies ran the judge out of memory on an
+    80 GB H100, rejecting the reference itself as check_failed. The size test and the rows cut count both sides."""
+    from kb_data.harness import reference
+
+    x, y = torch.zeros(8, 16), torch.zeros(8, 128)  # 512 B in, 4 KiB out
+    limit = 2 << 10
+    assert reference.tensor_bytes(x) <= limit < reference.tensor_bytes(x) + reference.tensor_bytes(y)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(reference, "FP64_CHECK_MAX_BYTES", limit)
+        assert not reference._fp64_feasible([x], [y], "fp32") and not reference._fp64_feasible([x], y, "fp32")
+        assert reference._fp64_feasible([x], [y[:, :16]], "fp32")
+        m.setattr(reference, "FP64_ROWS_BYTES", 3 * 576)  # a row is 64 B in and 512 B out: three rows
+        rows_in, rows_out, rows_ref = reference.batch_rows([x], [y], y)
+    assert rows_in[0].shape == (3, 16) and rows_out[0].shape == rows_ref[0].shape == (3, 128)
 
 
 def _ints(x) -> set:
