@@ -5,7 +5,9 @@ import pytest
 import torch
 
 from kb_data.problems import ProblemSet
+from kb_data.harness import judge as judge_mod, sandbox
 from kb_data.harness.grade import Options, grade
+from kb_data.rules import rules_for, with_checks
 from tests.corpus import SMALL_PROBLEMS
 
 
@@ -21,6 +23,15 @@ class Model(nn.Module):
 def _grade(code: str, problem: str = GELU, **kw):
     opt = Options(device="cpu", trials=3, warmup=1, timeout_s=kw.pop("timeout_s", 120), **kw)
     return grade(ProblemSet(SMALL_PROBLEMS).load(problem), code, options=opt)[0]
+
+
+def _judge(problem, code: str, **job) -> dict:
+    """The judge called directly on the CPU (no grading parent), under the problem's suite rules with every check."""
+    suite = problem.problem_id.split("/")[0]
+    return judge_mod.judge({"problem_id": problem.problem_id, "problem_code": problem.code,
+                            "rules": with_checks(rules_for(suite)), "submission_code": code, "device": "cpu",
+                            "timeout_s": 300, "sandbox_level": sandbox.resolve_level("auto"),
+                            "memory_limit_bytes": 8 << 30, "warmup": 1, "pair_reference": True, **job})
 
 
 BAD = {
