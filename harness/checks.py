@@ -155,7 +155,7 @@ def repeat_differs(first: tuple, twin: tuple, reach: list) -> str | None:
     for k, (c1, c2, r1, r2, m) in enumerate(zip(first[0], twin[0], _outputs(first[1]), _outputs(twin[1]), reach)):
         if not all(isinstance(t, torch.Tensor) for t in (c1, c2, r1, r2, m)):
             continue
-        keep = same(r1, r2) & ~m
+        keep = same(r1, r2) & ~m.to(r1.device)  # the pair may wait on the host (timed._kept), the mask not
         differ = int((~same(c1, c2) & keep).sum())
         if differ:
             return f"output {k}: {differ} of the {int(keep.sum())} values the redrawn place cannot reach differ bitwise"
