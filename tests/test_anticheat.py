@@ -116,6 +116,8 @@ def test_corpus_gpu(entry):
     if not cuda_devices():  # asked in a worker: this process initialises no CUDA (README, known limitations)
         pytest.skip("needs a CUDA GPU")
     _needs_isolation(entry)
+    if entry.gpu_memory_gb and cuda_devices()[0]["memory_bytes"] < entry.gpu_memory_gb * 1e9:
+        pytest.skip(f"needs a GPU of {entry.gpu_memory_gb:g} GB (the judge's, the reference's and the candidate's copies)")
     # the shipped baselines, as `kb eval` grades: a baseline measured again for each entry doubled the corpus's time
     rec = _grade(entry, default_problems_root(), "cuda:0", trials=None, baselines=BaselineIndex.shipped())
     _assert_verdict(entry.on("cuda"), rec)

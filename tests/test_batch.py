@@ -275,7 +275,7 @@ def test_the_grading_parent_asks_a_worker_for_the_devices(monkeypatch):
 
     called = []
     for name, value in (("is_available", False), ("device_count", 0), ("get_device_name", "none"),
-                        ("get_device_capability", (0, 0)), ("init", None)):
+                        ("get_device_capability", (0, 0)), ("get_device_properties", None), ("init", None)):
         monkeypatch.setattr(torch.cuda, name, lambda *a, _n=name, _v=value, **k: called.append(_n) or _v)
     rec = grade(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, options=Options(trials=3, warmup=1, timeout_s=120))[0]
     assert rec.status == "ok", rec.error

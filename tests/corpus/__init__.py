@@ -11,6 +11,8 @@ Each file's docstring says what it does and the verdict it must get:
                                            "ok" in hostile/: the attack's side effects are what is tested)
     Verdict on a GPU: rejected [flag, ...] where a GPU's checks decide otherwise than a CPU's (default: Verdict)
     Device: cuda | cpu                     where it can run (default: both)
+    GPU memory: 100                        GB of GPU memory the judge, the reference and the candidate need together
+                                           on one card: skipped on a smaller one (default: any)
     Options: allow_framework               grade with framework ops allowed (the reference itself)
              builds                        compiles an extension or a package, in its build stage or at run time
                                            (half a minute or more on a CPU): graded by the CPU corpus test when
@@ -39,6 +41,7 @@ class Entry:
     device: str | None
     options: list
     gpu_verdict: tuple | None = None  # (status, flags) on a GPU, where it differs
+    gpu_memory_gb: float | None = None
 
     @property
     def honest(self) -> bool:
@@ -66,8 +69,8 @@ def entries() -> list[Entry]:
         verdict = field("Verdict")
         if not verdict or not field("Problem"):
             raise ValueError(f"{path}: docstring needs Problem: and Verdict: lines")
-        on_gpu = field("Verdict on a GPU")
+        on_gpu, memory = field("Verdict on a GPU"), field("GPU memory")
         out.append(Entry(path, field("Problem").strip(), *_verdict(verdict), (field("Device") or "").strip() or None,
                          [o.strip() for o in (field("Options") or "").split(",") if o.strip()],
-                         _verdict(on_gpu) if on_gpu else None))
+                         _verdict(on_gpu) if on_gpu else None, float(memory) if memory else None))
     return out
