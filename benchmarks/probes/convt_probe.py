@@ -1,6 +1,8 @@
 """Session 29 probe: does v0.1 71_conv_transposed_2D's eager time (8.5 ms as the candidate, 15 ms as the judge's
 paired reference on an H100) depend on the process's free GPU memory (cuDNN's workspace fallback)? One fresh process
-per condition: `python convt_probe.py HOLD_GIB`; prints the median ms and the kernels of one call."""
+per condition: `python convt_probe.py HOLD_GIB [notf32]`; prints the median ms and the kernels of one call. With
+TF32 on (torch's default) it took 1.6 ms at 0, 40 and 64 GiB held on the H100 (one TF32 dgrad kernel); the harness
+turns TF32 off in both processes, so `notf32` is the condition the calibration ran under."""
 import json
 import sys
 
@@ -8,6 +10,9 @@ import torch
 import torch.nn as nn
 
 hold = float(sys.argv[1])
+if "notf32" in sys.argv[2:]:  # as the judge and the candidate set it (harness/reference.py, harness/candidate.py)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
 held = torch.empty(int(hold * (1 << 30)), dtype=torch.uint8, device="cuda") if hold else None
 free, total = torch.cuda.mem_get_info()
 m = nn.ConvTranspose2d(32, 32, 3, bias=False).cuda()
