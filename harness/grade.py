@@ -327,7 +327,7 @@ def _speed_checks(rec: RunRecord, problem: LoadedProblem, result: dict) -> None:
     else:
         floor = roofline_ms(rec.gpu, flops, min_bytes, rec.precision_used or "fp32")
         slack, whose = rules["roofline_slack"], f"{rec.gpu}'s"
-    # the candidate's own claims as they came, before the judge timed any batch at its bound's floor: a claim under
+    # the candidate's own claims as they came, before the judge timed any batch at its own figure: a claim under
     # the physical floor is a forgery even where a loaded host's clock made the floor slower than the work
     claimed = result.get("claimed_ms")  # 0.0 is a claim too
     fastest = rec.sol_ms if claimed is None else min(rec.sol_ms, claimed)

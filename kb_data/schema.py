@@ -150,7 +150,7 @@ RULES = pa.struct([
     ("constant_buffer_numel", I64),  # buffers up to this size (not parameters, not running statistics) are the
                                      # problem's constants (filter taps, colour matrices), never perturbed
     ("timing_bound_batch_share", F64),  # timer_tampered when more than this share of the counted batches exceed the
-                                        # bound (each such batch is timed at the bound's floor in any case)
+                                        # bound (each such batch is timed at the judge's figure in any case)
     ("flush_floor_share", F64),      # a candidate's L2 flush under this share of its calibration's did not flush
     ("precision_floor_scale_fp16", F64),  # precision_floor is the fp32 class's; the fp16 class's is this many times it
     ("precision_floor_scale_bf16", F64),  # ... and the bf16 class's this many

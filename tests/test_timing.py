@@ -336,8 +336,22 @@ def test_on_a_cpu_the_sandboxs_cpu_account_bounds_a_round_trip_the_host_stretche
     assert verdict(20.5, 60.0, 20.0)[0] == []  # threads: more CPU than wall time, the round trip stands
 
 
+def test_a_lone_batch_under_the_bound_is_timed_at_the_judges_figure():
+    """One counted batch over the bound is forgiven (a host's stall can put it there), but its claim is not believed:
+    the batch is timed at the judge's own figure for it. Timed at the bound's floor, (trusted - 10 ms) / 1.5 on a
+    CPU, a fifth of every claim passed as 2x faster (adversarial/forged_claims_every_batch_layernorm with one batch)."""
+    from tests.corpus import CORPUS
+
+    code = (CORPUS / "adversarial" / "forged_claims_every_batch_layernorm.py").read_text()
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level1/40_LayerNorm")
+    rec = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1, timeout_s=300, gpu=None))[0]
+    bound = json.loads(rec.flag_details)["timing_bound"]
+    assert rec.status == "ok" and bound["batches"] == 1 and bound["floored"] == 1, (rec.status, rec.flags, bound)
+    assert rec.sol_ms == pytest.approx(bound["trusted_ms"]) and rec.sol_ms > 2 * bound["claimed_ms"], (rec.sol_ms, bound)
+
+
 def test_the_roofline_reads_the_claims_before_any_batch_was_floored():
-    """The judge times a batch at its bound's floor when the claim is under it; on a loaded host that floor can be
+    """The judge times a batch at its own figure when the claim is under the bound; on a loaded host that figure can be
     slower than the work, and a 1/1000 forgery then looked like a slow honest kernel (ok at 0.25x). A claim under the
     roofline is a forgery whatever the floor made of it, a claim of 0.0 included."""
     from kb_data.harness.grade import _speed_checks
