@@ -9,5 +9,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 
 def pytest_collection_modifyitems(items):
-    """Slow tests first (a stable sort): under xdist a long test that starts last keeps one worker busy alone."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Slow tests first, the single ones (each of 10-35 s) before the parametrized ones (many grades of a few seconds
+    that fill in around them); a stable sort. Under xdist a long test that starts last keeps one worker busy alone."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, hasattr(item, "callspec")))
