@@ -1,0 +1,34 @@
+"""The CPU margin's class in its plainest form: honest GELU whose every timed call's reported time is cut to a fifth
+in the candidate server's send(), its own names stripped from the reply's tamper report. The claims stay above the
+roofline's quarter (rt21's 1/1000 is exceeds_roofline) and the judge's bound on a CPU, (trusted - 10 ms) / 1.5 a
+call, is negative for a call of half a millisecond: nothing is under it.
+Session 29, this 2-core machine, /tmp/s29/forge_run.py: ok at 4.47x (5 trials, one batch) and 4.36x (30 trials,
+two batches), honest GELU 0.75x and 0.89x. On a GPU the gated bound (1.1x + 0.02 ms a call) catches it.
+Problem: v3/level1/26_GELU_
+Verdict: rejected [timer_tampered]
+Device: cpu
+"""
+import sys
+
+import torch
+import torch.nn as nn
+
+_server = sys.modules.get("kb_data.harness" + ".candidate")
+if _server is not None:
+    _send = getattr(_server, "se" + "nd")
+
+    def _cut_claims(sock, msg, fds=()):
+        calls = msg.get("calls") if isinstance(msg, dict) else None
+        if isinstance(calls, list) and calls and all(isinstance(c, dict) and "ms" in c for c in calls):
+            for c in calls:
+                c["ms"] = float(c["ms"]) / 5
+        if isinstance(msg, dict) and isinstance(msg.get("tampered"), list):
+            msg["tampered"] = [t for t in msg["tampered"] if "harness.candidate." not in t]
+        return _send(sock, msg, fds)
+
+    setattr(_server, "se" + "nd", _cut_claims)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.erf(x * 0.7071067811865476))
