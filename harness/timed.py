@@ -147,7 +147,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 repeat[kind] = (_kept(outs, device), _kept(_outputs(ref_out), device))
             elif kind in REPEAT_KINDS and ok:
                 res["flag_details"]["timed_repeat"] = "not run: the pair's outputs would not fit beside the timed calls'"
-        t = inputs = ref_out = outs = calls = None  # what this batch made is freed before the next one's
+        # what this batch made is freed before the next one's inputs are drawn (`counted` and `fill` held the last
+        # batch's calls: three of a 7.5 GB problem's tensors, which ran the judge out of an 80 GB card)
+        t = inputs = ref_out = outs = calls = counted = msg = fill = None
         i, batches = i + k, batches + 1
     for outs, inputs, rng, *ref_rows in fp64_due:  # after the loop: a longer pause after a batch would say where one fell
         if ref_rows and rows_apart(ref, inputs, ref_rows[0], rng, rules) is not None:
