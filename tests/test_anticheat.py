@@ -25,9 +25,7 @@ def _grade(entry, problems_root, device, trials, baselines=None):
     problem = ProblemSet(problems_root).load(entry.problem)
     opt = Options(device=device, trials=trials, warmup=1 if device == "cpu" else None, timeout_s=600,
                   require_custom_kernel="allow_framework" not in entry.options, gpu=None,
-                  memory_limit_gb=3 if "memory_limit_3gb" in entry.options else None,
-                  # a CPU grading's few trials in more than one counted batch, as a real grading's are
-                  extra={"max_batch": 4} if device == "cpu" else {})
+                  memory_limit_gb=3 if "memory_limit_3gb" in entry.options else None)
     rec, _ = grade(problem, entry.path.read_text(), name=str(entry.path), options=opt, baselines=baselines)
     return rec
 

@@ -2,7 +2,7 @@
 import torch
 import torch.nn as nn
 
-batch_size = 1
+batch_size = 2
 features = 64
 dim1 = 256
 dim2 = 256
