@@ -28,7 +28,7 @@ class _Fused(nn.Module):
 def _kernel():
     if not os.path.exists(_PKG):
         os.makedirs(_DIR, exist_ok=True)
-        ex = (torch.randn(1, *SHAPE), torch.ones(SHAPE), torch.zeros(SHAPE))  # the problem copy's batch
+        ex = (torch.randn(2, *SHAPE), torch.ones(SHAPE), torch.zeros(SHAPE))  # the problem copy's batch
         ep = torch.export.export(_Fused(), ex)
         torch._inductor.aoti_compile_and_package(ep, package_path=_PKG)
     return torch._inductor.aoti_load_package(_PKG)
