@@ -416,16 +416,16 @@ class Model(nn.Module):
 @pytest.mark.parametrize("slow_calls, mismatch", [(1, False), (99, True)])
 def test_one_profiled_call_that_lost_time_is_profiled_again_and_one_busy_in_every_profile_is_a_mismatch(slow_calls,
                                                                                                         mismatch):
-    """A profiled call far busier than the timed calls is profiled once more on fresh inputs, and the least busy one
-    is judged: an honest call that lost time slices to another process (on a loaded CPU, once) passes; a submission
-    that does other work whenever it is observed shows it again and is flagged."""
+    """A profiled call far busier than the timed calls is profiled again on fresh inputs (up to three in all), and the
+    least busy one is judged: an honest call that lost time slices to another process (on a loaded CPU) passes; a
+    submission that does other work whenever it is observed shows it every time and is flagged."""
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     res = _judge(p, SLOW_WHILE_PROFILED.replace("SLOW_CALLS", str(slow_calls)), trials=5)
     each = res["flag_details"].get("profiled_busy_ms_each")
-    assert each and len(each) == 2 and each[0] >= 40, (res["status"], res["flags"], res["flag_details"])
+    assert each and len(each) == (3 if mismatch else 2) and each[0] >= 40, (res["status"], res["flags"], res["flag_details"])
     assert res["status"] == "ok" and res["flags"] == (["profile_mismatch"] if mismatch else []), (res["flags"], res["error"])
     if mismatch:
-        assert "at least (2 profiled)" in res["flag_details"]["profile_mismatch"]
+        assert "at least (3 profiled)" in res["flag_details"]["profile_mismatch"]
 
 
 def test_a_user_range_on_the_gpus_timeline_is_no_kernel():
