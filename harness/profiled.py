@@ -325,8 +325,8 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     allows whoever called it (an elementwise kernel, a reduction, numpy's BLAS row sums in a LayerNorm): only unnamed
     framework code (generated at run time, or of a library the judge has not loaded) and the barred families' count.
     Where the problem bars a family whose CPU kernels the framework generates at run time (a GEMM's), the profile
-    buys no allowance: that code is the barred work itself. A sampler the kernel refused is noted (as a sandbox without a cgroup is); one that ran and saw no timed batch
-    fails the check."""
+    buys no allowance: that code is the barred work itself. A sampler the kernel refused is noted (as a sandbox
+    without a cgroup is); one that ran and saw no timed batch fails the check."""
     if cand.sampler_error is not None:
         if cand.device.type == "cpu":
             res["flag_details"]["framework_samples"] = f"unavailable: {cand.sampler_error}"

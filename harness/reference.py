@@ -402,7 +402,7 @@ def measure_baseline(mod, ref, rules, device, job) -> dict:
 FP64_CHECK_MAX_BYTES = 4 << 30  # inputs and outputs whose float64 copies (twice this) must fit beside everything else
 
 
-FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on rows of it, up to this many bytes of input and output
+FP64_ROWS_BYTES = 1 << 30  # a batch too large for it is compared on rows of it: this many bytes of input and output
 ROWS_APART_TOL = (1e-5, 1e-4)  # (atol, rtol): the reference on those rows alone gives its rows of the whole batch
 
 
@@ -437,7 +437,7 @@ def rows_apart(ref, rows_in: list, ref_rows: list, rng: int, rules: dict) -> str
 def _fp64_feasible(inputs, outs, precision: str) -> bool:
     """Whether a float64 run of the reference on these inputs is meaningful (a floating precision class) and fits:
     its copies of the inputs and of the outputs (a convolution's output can be eight times its input)."""
-    return (precision in FP64_CHECKED and sum(tensor_bytes(x) for x in list(inputs) + list(_outputs(outs))
+    return (precision in FP64_CHECKED and sum(tensor_bytes(x) for x in list(inputs) + _outputs(outs)
                                               if isinstance(x, torch.Tensor)) <= FP64_CHECK_MAX_BYTES)
 
 

@@ -142,11 +142,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 cut = batch_rows(inputs, outs, ref_out)  # too large: rows of it, copied now, checked after the loop
                 if not isinstance(cut, str):
                     fp64_due.append((cut[1], cut[0], t["rng"], cut[2]))
-            elif kind in REPEAT_KINDS and ok and (device.type == "cuda" or _nbytes([repeat.get(k) for k in REPEAT_KINDS])
-                                                  < TIMED_FP64_BYTES):  # a GPU's pair waits on the host if need be
-                repeat[kind] = (_kept(outs, device), _kept(_outputs(ref_out), device))
             elif kind in REPEAT_KINDS and ok:
-                res["flag_details"]["timed_repeat"] = "not run: the pair's outputs would not fit beside the timed calls'"
+                if device.type == "cuda" or _nbytes([repeat.get(k) for k in REPEAT_KINDS]) < TIMED_FP64_BYTES:
+                    repeat[kind] = (_kept(outs, device), _kept(_outputs(ref_out), device))  # a GPU's: host if large
+                else:
+                    res["flag_details"]["timed_repeat"] = ("not run: the pair's outputs would not fit beside the "
+                                                           "timed calls'")
         # what this batch made is freed before the next one's inputs are drawn (`counted` and `fill` held the last
         # batch's calls: three of a 7.5 GB problem's tensors, which ran the judge out of an 80 GB card)
         t = inputs = ref_out = outs = calls = counted = msg = fill = None
@@ -457,7 +458,7 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
         b = impossible[0]
         flag(res, "timer_tampered", f"the candidate claimed {b['claimed_ms'] * b['calls']:.4g} ms for a batch of "
               f"{b['calls']} timed calls whose whole round trip took {b['wall_ms']:.4g} ms")
-    elif len(over) > max(1, share * len(counted)):  # one stall alone is forgiven (its batch is timed at the judge's figure)
+    elif len(over) > max(1, share * len(counted)):  # one stall alone is forgiven (timed at the judge's figure)
         flag(res, "timer_tampered", f"the judge's clock gives more than x{worst['slack']:g} + {worst['margin_ms']:.3g} "
               f"ms a call of the candidate's claims in {len(over)} of {len(counted)} batches of timed calls (allowed: "
               f"{share:.0%}); the worst: {worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms "

@@ -228,16 +228,17 @@ def _cuda_devices(_job: dict) -> dict:
 
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
     props = [torch.cuda.get_device_properties(i) for i in range(n)]
-    return {"devices": [{"name": p.name, "capability": [p.major, p.minor], "memory_bytes": p.total_memory} for p in props]}
+    return {"devices": [{"name": p.name, "capability": [p.major, p.minor], "memory_bytes": p.total_memory}
+                        for p in props]}
 
 
 _devices: dict = {}
 
 
 def cuda_devices() -> list[dict]:
-    """The CUDA devices visible here ({"name", "capability", "memory_bytes"} each), asked in a worker child: the grading parent never
-    initialises CUDA itself. With a CUDA context in the parent, torch.compile inside the candidate's sandbox failed
-    with "unspecified launch failure"."""
+    """The CUDA devices visible here ({"name", "capability", "memory_bytes"} each), asked in a worker child: the grading
+    parent never initialises CUDA itself. With a CUDA context in the parent, torch.compile inside the candidate's
+    sandbox failed with "unspecified launch failure"."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible not in _devices:
         got = run_isolated(_cuda_devices, {"cuda_visible_devices": visible}, 120)
