@@ -531,3 +531,35 @@ def test_a_cpu_batch_over_its_cores_share_counts_its_work_on_that_share():
     assert "share_ms" not in honest
     greedy = timed_loop._batch_bound(4 * 20.0, 4, 18.0, True, ctx, CHECKS, cpu, False, cpu_ms=4 * 40.0 * share)
     assert greedy["share_ms"] == pytest.approx((40.0 * share - 1.0) / share)
+
+
+def test_a_twin_that_cannot_be_kept_on_a_cpu_is_recorded_as_not_run(monkeypatch):
+    """The timed repeat pair keeps a call's outputs and the reference's until its twin comes; on a CPU, where they
+    stay beside the timed calls, a twin whose pair would pass the budget is not kept. That was a silent skip of the
+    check (outputs over 1 GiB never had it); the record now says it did not run."""
+    from kb_data.harness import timed as timed_loop
+    from tests.harness_support import _judge
+
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    kept = _judge(problem, HONEST_GELU, trials=16, max_batch=4)
+    assert kept["status"] == "ok" and "timed_repeat" not in kept["flag_details"], kept["flag_details"]
+    monkeypatch.setattr(timed_loop, "TIMED_FP64_BYTES", 1)  # the first of the pair is always kept, its twin not
+    dropped = _judge(problem, HONEST_GELU, trials=16, max_batch=4)
+    assert dropped["flag_details"].get("timed_repeat", "").startswith("not run: the pair's outputs would not fit"), \
+        dropped["flag_details"]
+
+
+def test_the_judges_own_out_of_memory_names_the_stage(monkeypatch):
+    """The judge running out of GPU memory is no verdict on the submission: the record says so, in which stage, and
+    that the GPU may be too small for the problem (an 80 GB H100 on v0.1's largest problems, session 29)."""
+    from kb_data.harness import timed as timed_loop
+    from tests.harness_support import _judge
+
+    def oom(*args, **kwargs):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 7.00 GiB")
+
+    monkeypatch.setattr(timed_loop, "judged_call", oom)
+    res = _judge(ProblemSet(SMALL_PROBLEMS).load(GELU), HONEST_GELU, trials=4, max_batch=4)
+    assert res["status"] == "runtime_error", (res["status"], res["error"])
+    assert res["error"].startswith("CUDA out of memory in the judge in stage 'timing' (this GPU may be too small"), \
+        res["error"]
