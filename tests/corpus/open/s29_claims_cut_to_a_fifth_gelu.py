@@ -2,8 +2,9 @@
 in the candidate server's send(), its own names stripped from the reply's tamper report. The claims stay above the
 roofline's quarter (rt21's 1/1000 is exceeds_roofline) and the judge's bound on a CPU, (trusted - 10 ms) / 1.5 a
 call, is negative for a call of half a millisecond: nothing is under it.
-Session 29, this 2-core machine, /tmp/s29/forge_run.py: ok at 4.47x (5 trials, one batch) and 4.36x (30 trials,
-two batches), honest GELU 0.75x and 0.89x. On a GPU the gated bound (1.1x + 0.02 ms a call) catches it.
+Session 29, this 2-core machine, graded with `grade(problem, code, options=Options(device="cpu", trials=T, warmup=1))`
+on tests/corpus/problems, T = 5 and 30: ok at 4.47x (one counted batch) and 4.36x (two), against
+honest/torch_gelu_erf's 0.75x and 0.89x. On a GPU the gated bound (1.1x + 0.02 ms a call) catches it.
 Problem: v3/level1/26_GELU_
 Verdict: rejected [timer_tampered]
 Device: cpu
