@@ -367,7 +367,8 @@ def test_a_profiled_call_whose_inputs_were_written_before_its_profiler_ran_fails
     assert "before it said its profiler ran" in res["flag_details"]["check_failed"]
     monkeypatch.undo()
     res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
-    assert res["status"] == "ok" and "check_failed" not in res["flags"], (res["error"], res["flags"])
+    assert res["status"] == "ok" and "check_failed" not in res["flags"], (res["error"], res["flags"],
+                                                                         res["flag_details"].get("check_failed"))
 
 
 def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(monkeypatch):
