@@ -101,6 +101,30 @@ def test_late_write_check_compares_the_outputs_bitwise(monkeypatch):
     monkeypatch.setattr(timing, "SNAPSHOT_MAX_BYTES", y.numel() * 4 - 1)
     assert timing._snapshot(y) is None and timing._snapshot(y[:8]) is not None
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.uint8, torch.float64])
+@pytest.mark.parametrize("n", [1, 3, 8, 13, 4096 + 5])
+def test_bitwise_equal_sees_every_byte_whatever_the_word_it_compares(dtype, n):
+    """bitwise_equal compares as wide words as the tensors align to: a change to any one byte is seen, at any length
+    and storage offset (views that start mid-word included); the same bits are equal, a NaN too; -0.0 is not 0.0."""
+    base = (torch.rand(n + 3) * 100).to(dtype)
+    for start in (0, 1, 3):
+        a = base[start:start + n]
+        b = a.clone()
+        assert timing.bitwise_equal(a, b)
+        for i in {0, n // 2, n - 1}:
+            for bit in (0, 7):
+                c = a.clone()
+                c.view(torch.uint8).view(-1)[i * a.element_size() + (bit % a.element_size())] ^= 1 << bit
+                assert not timing.bitwise_equal(a, c) and not timing.bitwise_equal(c, a)
+    if dtype.is_floating_point:
+        nan = torch.full((n,), float("nan"), dtype=dtype)
+        assert timing.bitwise_equal(nan, nan.clone())
+        assert not timing.bitwise_equal(torch.zeros(n, dtype=dtype), -torch.zeros(n, dtype=dtype))
+    assert not timing.bitwise_equal(base[:n], base[:n].reshape(1, n)) 
+    other = torch.float64 if dtype != torch.float64 else torch.float32
+    assert not timing.bitwise_equal(base, base.to(other))
+
+
 
 def test_a_slower_flush_ahead_of_the_candidates_calls_is_side_stream_work():
     """The flush's GPU time ahead of the candidate's timed calls against the same flush in its calibration calls,
