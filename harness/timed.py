@@ -15,7 +15,7 @@ import torch
 from kb_data.harness import channel, timing
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
-from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, batch_rows,
+from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
 from kb_data.harness.sampler import SamplerUnavailable
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
@@ -225,11 +225,11 @@ def _kept(tensors: list, device) -> list:
     outputs, with the reference's, ran the judge out of an H100's memory)."""
     if device.type != "cuda" or _nbytes(tensors) <= KEPT_ON_GPU_BYTES:
         return tensors
-    return [x.cpu() if isinstance(x, torch.Tensor) else x for x in tensors]
+    return _on(tensors, torch.device("cpu"))
 
 
 def _on(tensors: list, device) -> list:
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in tensors]
+    return [_to_device(x, device) for x in tensors]
 
 
 def _nbytes(kept: list) -> int:
