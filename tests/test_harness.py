@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from kb_data.problems import ProblemSet
-from kb_data.rules import baseline_choice, rules_for, tolerance
+from kb_data.rules import baseline_choice, rules_for, tolerance, with_checks
 from kb_data.schema import RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.grade import Options, grade, static_checks
 from kb_data.harness.worker import cuda_devices
 from tests.corpus import CORPUS, SMALL_PROBLEMS
-from tests.harness_support import BAD, GELU, HONEST_GELU, _gpu_cache_released, _grade  # noqa: F401 (_gpu_cache_released: an autouse fixture)
+from tests.harness_support import BAD, GELU, HONEST_GELU, _gpu_cache_released, _grade, _judge  # noqa: F401 (_gpu_cache_released: an autouse fixture)
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -176,6 +176,40 @@ def test_the_bitwise_repeat_compares_two_runs_of_a_static_output_buffer():
     rec = _grade(STATIC_BUFFER_GELU)
     assert "nondeterministic" in rec.flags, (rec.status, rec.flags, rec.error)
     assert "nondeterministic" not in _grade(HONEST_GELU).flags
+
+
+SIGNED_ZERO_RELU = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """ReLU whose zeros are +0.0 on one call and -0.0 on the next: equal values, other bits."""
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        out = torch.relu(x)
+        return torch.where(out == 0, torch.tensor(-0.0), out) if self.calls % 2 == 0 else out
+'''
+
+
+def test_the_correctness_repeat_compares_bits_not_values(tmp_path):
+    """The first seed run twice must give the same bits, as the `nondeterministic` flag says: zeros that change sign
+    between the runs are equal values (torch.equal) but other bits. Graded on the corpus's v0.1 ReLU with normal
+    inputs (exact zeros in half its output) and the repeat required, as v3 requires it."""
+    source = (SMALL_PROBLEMS / "v0.1" / "level1" / "19_ReLU.py").read_text()
+    assert "torch.rand(" in source
+    (tmp_path / "v0.1" / "level1").mkdir(parents=True)
+    (tmp_path / "v0.1" / "level1" / "19_ReLU.py").write_text(source.replace("torch.rand(", "torch.randn("))
+    problem = ProblemSet(tmp_path).load("v0.1/level1/19_ReLU")
+    rules = {**with_checks(rules_for("v0.1")), "require_bitwise_repeat": True}
+    res = _judge(problem, SIGNED_ZERO_RELU, trials=3, rules=rules)
+    assert "nondeterministic" in res["flags"], (res["status"], res["flags"], res["error"])
+    assert res["flag_details"]["nondeterministic"] == "two runs on equal inputs differ bitwise", res["flag_details"]
+    honest = _judge(problem, SIGNED_ZERO_RELU.replace("self.calls % 2 == 0", "False"), trials=3, rules=rules)
+    assert "nondeterministic" not in honest["flags"], (honest["status"], honest["flags"], honest["error"])
 
 
 def test_static_checks_see_timer_patching():
