@@ -261,17 +261,24 @@ def paired_reference(mod, ref, rules, device, job, res):
             res["flag_details"]["paired_reference"] = (f"the compiled reference failed here ({type(e).__name__}: "
                                                        f"{_first_lines(e, 2)}); timed against the stored median")
             return None
-        paired_type, alone = "torch_compile", (measured or {}).get("compile_ms")
+        paired_type, alone = "torch_compile", _alone_ms(measured, "compile")
     elif kind in EAGER_BASELINE_TYPES or kind is None:
         if measured and measured.get("eager_ms") is None:
             return None
-        model, paired_type, alone = ref, "pytorch_eager", (measured or {}).get("eager_ms")
+        model, paired_type, alone = ref, "pytorch_eager", _alone_ms(measured, "eager")
     else:
         return None
     if alone is None:
         alone = time_model(model, RotatingInputs(mod, rules, device, job), rules, device, job).median_ms
     res["ref_alone_ms"], res["ref_paired_type"] = alone, paired_type
     return model
+
+
+def _alone_ms(measured: dict | None, kind: str) -> float | None:
+    """A baseline's median for the paired reference's slowdown backstop: the lower of the graded one and the GPU's
+    work alone (the paired batches are timed by their GPU work, Timer.timed_batch's head start)."""
+    figures = [(measured or {}).get(f"{kind}_{m}") for m in ("ms", "gpu_ms")]
+    return min((f for f in figures if f), default=None)
 
 
 class _Stages:

@@ -18,7 +18,7 @@ from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs,
 from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
 from kb_data.harness.sampler import SamplerUnavailable
-from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
+from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
 MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
@@ -62,6 +62,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     pair = sorted(p for p, kind in checks_at.items() if kind in REPEAT_KINDS)
     checks_at.update(zip(pair, REPEAT_KINDS))
     repeat = {}  # the pair's inputs, then (outputs, reference's outputs) of each
+    ref_head_ms = QUEUE_WAIT_S * 1e3  # the reference's head start (Timer.timed_batch): its last batch's queueing time
     model = paired_ref if paired_ref is not None else ref
     work = {}  # the reference's inputs live in the same buffers every call, as the candidate's do
     # past the rule's trials a GPU loop goes on until both sides' timed GPU time reaches min_ms (the evidence the
@@ -92,7 +93,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
-                    timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls])
+                    timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls],
+                                              head_start_ms=ref_head_ms)
+                if timer.queued_ms is not None:  # as long as the candidate's gate holds
+                    ref_head_ms = min(timer.queued_ms, QUEUE_WAIT_S * 1e3)
                 for t, (ms, flush_ms) in zip(calls, timed):
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed

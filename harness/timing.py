@@ -192,6 +192,8 @@ class Timer:
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self.flush_buf = None
+        self.queued_ms = None  # the last timed batch's host time to queue it
+        self._cycles_per_ms = None
         if l2_flush:
             nbytes = flush_bytes or (L2_FLUSH_BYTES if self.cuda else CPU_FLUSH_BYTES)
             self.flush_buf = torch.empty(nbytes // 4, dtype=torch.int32, device=self.device)
@@ -261,7 +263,8 @@ class Timer:
         ((ms, flush_ms),) = self.timed_batch([(_nothing, lambda: call(i), keep)])  # a batch of one: synchronised
         return ms, kept["out"], kept["snap"], flush_ms
 
-    def timed_batch(self, calls: list, hold=None, queued=None, open_first: bool = False) -> list[tuple]:
+    def timed_batch(self, calls: list, hold=None, queued=None, open_first: bool = False,
+                    head_start_ms: float = 0.0) -> list[tuple]:
         """A batch of timed calls queued back to back and synchronised once, at the end: for each `(prepare, call,
         after)`, prepare() queues the call's input copies, then `flush -> start -> call() -> end`, then after(out)
         (the outputs' delivery, which copies them right after the end event: a write that lands later, from work
@@ -271,7 +274,10 @@ class Timer:
         not read after the next call is queued (a CUDA graph's replay rewrites them). `hold()`, on a GPU, queues a
         wait ahead of the batch; `queued()` returns when the batch may read its inputs: on a GPU after the whole
         batch is queued (`open_first`: before, so that the GPU runs at the host's pace), on a CPU before its first
-        call. Returns (ms, flush ms or None) per call."""
+        call. `head_start_ms`, on a GPU: a spin kernel that long ahead of the batch, the judge's equivalent of the
+        candidate's gate (whose batch waits until it is queued, or QUEUE_WAIT_S): a forward whose host work outlasts
+        its GPU work is then timed by its GPU work on both sides. Returns (ms, flush ms or None) per call, and sets
+        `queued_ms`, the host's time to queue the batch (on a GPU)."""
         got = []
         if not self.cuda:
             if queued is not None:
@@ -286,8 +292,11 @@ class Timer:
                 after(out)
                 got.append((ms, None))
             return got
+        t0 = _perf_counter()
         if hold is not None:
             hold()
+        elif head_start_ms > 0:
+            _spin(int(head_start_ms * self.cycles_per_ms()))
         if queued is not None and open_first:
             queued()
         for prepare, call, after in calls:
@@ -301,6 +310,7 @@ class Timer:
             after(out)
             del out
             got.append((flushed, start, end))
+        self.queued_ms = (_perf_counter() - t0) * 1e3
         if queued is not None and not open_first:
             queued()
         _cuda_sync(self.device)  # all streams: nothing of the batch runs on once its times are read
@@ -316,7 +326,7 @@ class Timer:
         host out, a call's time barely varies."""
         if not self.cuda:
             return GpuAlone([], None, "not a GPU")
-        cycles_per_ms = self._spin_rate()
+        cycles_per_ms = self.cycles_per_ms()
         head_ms = HEAD_START_MIN_MS
         for _ in range(HEAD_START_ATTEMPTS):
             times, i = [], 0
@@ -347,6 +357,12 @@ class Timer:
         return GpuAlone([], head_ms, f"the host's work for one call ({host_ms:.1f} ms) outlasted a head start of "
                         f"{head_ms:.1f} ms on the GPU: the forward waits for the GPU (a host sync) or enqueues more "
                         f"than the launch queue holds")
+
+    def cycles_per_ms(self) -> float:
+        """_spin_rate, timed once per Timer."""
+        if self._cycles_per_ms is None:
+            self._cycles_per_ms = self._spin_rate()
+        return self._cycles_per_ms
 
     def _spin_rate(self) -> float:
         """Spin-kernel cycles per GPU millisecond, timed here (the SM clock moves with the GPU's state)."""

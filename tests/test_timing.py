@@ -296,6 +296,74 @@ def test_the_gpu_alone_median_leaves_the_hosts_work_out_and_refuses_a_host_sync(
 
 
 @pytest.mark.gpu
+def test_a_head_start_times_a_host_bound_batch_by_its_gpu_work():
+    """Timer.timed_batch on eight calls of 2 ms host work and one small kernel each: queued as they come, each
+    interval holds the host's 2 ms (the GPU waits for it); behind a spin as long as the batch took to queue (the
+    judge's equivalent of the candidate's gate), each holds the kernel alone."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    x = torch.randn(1 << 20, device="cuda:0")
+
+    def call():
+        t0 = time.perf_counter()
+        while (time.perf_counter() - t0) * 1e3 < 2.0:
+            pass
+        return x * 2
+
+    timer = timing.Timer("cuda:0")
+    batch = [(lambda: None, call, lambda out: None)] * 8
+    paced = [ms for ms, _ in timer.timed_batch(batch)]
+    queued = timer.queued_ms
+    ahead = [ms for ms, _ in timer.timed_batch(batch, head_start_ms=queued)]
+    print(f"queued {queued:.1f} ms; host-paced {sorted(paced)}; behind the spin {sorted(ahead)}", flush=True)
+    assert queued >= 16 and sorted(paced)[4] > 1.5 and max(ahead) < 0.2
+
+
+HOST_BOUND_GELU = """
+import time
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 256
+dim = 16384
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        time.sleep(0.001)
+        return F.gelu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.gpu
+def test_the_identity_of_a_host_bound_reference_scores_one(tmp_path):
+    """A reference whose host work (1 ms) outlasts its GPU work (a GELU of tens of microseconds), graded as its own
+    submission: the candidate's batches wait behind the gate until queued, so they are timed by their GPU work; the
+    paired reference's must be too (v0.1's FFT ConvTranspose2d scored 1.2-2.0x on an H100 when they were not)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    (tmp_path / "v3" / "level1").mkdir(parents=True)
+    (tmp_path / "v3" / "level1" / "26_GELU_.py").write_text(HOST_BOUND_GELU)
+    problem = ProblemSet(tmp_path).load(GELU)
+    opt = Options(device="cuda:0", trials=20, warmup=2, measure_baseline=False, compile_baseline=False,
+                  require_custom_kernel=False)
+    rec, _ = grade(problem, HOST_BOUND_GELU, options=opt)
+    print(f"status {rec.status} speedup {rec.speedup} sol {rec.sol_ms} ref {rec.ref_ms} alone {rec.ref_alone_ms} "
+          f"flags {rec.flags} {rec.flag_details}", flush=True)
+    assert rec.status == "ok" and rec.flags == [], (rec.status, rec.flags, rec.error)
+    assert 0.8 < rec.speedup < 1.25, rec.speedup
+
+
+@pytest.mark.gpu
 def test_calibration_times_the_fixed_work_within_the_gpus_limits():
     """timing.calibrate on the GPU: one median per figure, each no faster than the hardware allows (the copy moves
     2 GiB: at most ~4.8 TB/s on an H200, so over 0.4 ms; 64 dependent kernels take over 64 x 0.8 us)."""
@@ -587,3 +655,17 @@ def test_the_judges_own_out_of_memory_names_the_stage(monkeypatch):
     assert res["status"] == "runtime_error", (res["status"], res["error"])
     assert res["error"].startswith("CUDA out of memory in the judge in stage 'timing' (this GPU may be too small"), \
         res["error"]
+
+
+def test_the_slowdown_backstop_compares_with_the_lower_of_a_baselines_medians():
+    """The paired reference's batches are timed by their GPU work, so its figure alone before the submission loads is
+    the lower of the baseline's graded median and its GPU-alone one (a host-bound reference's graded median, 1.5x its
+    GPU work on an H100, would have widened the backstop by that much)."""
+    from kb_data.harness.reference import paired_reference
+    from kb_data.rules import rules_for
+    ref = torch.nn.Identity()
+    for measured, alone in (({"eager_ms": 12.9, "eager_gpu_ms": 8.3}, 8.3), ({"eager_ms": 12.9}, 12.9),
+                            ({"eager_ms": 0.5, "eager_gpu_ms": 0.6}, 0.5)):
+        res = {"baseline": {"baseline_type": "pytorch_eager", **measured}, "flag_details": {}}
+        assert paired_reference(None, ref, rules_for("v3"), torch.device("cpu"), {"pair_reference": True}, res) is ref
+        assert res["ref_alone_ms"] == alone and res["ref_paired_type"] == "pytorch_eager"

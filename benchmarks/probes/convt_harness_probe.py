@@ -14,7 +14,7 @@ from kb_data.harness.reference import RotatingInputs, build_reference, time_mode
 from kb_data.problems import ProblemSet, default_problems_root
 from kb_data.rules import rules_for
 
-device = torch.device(sys.argv[1] if len(sys.argv) > 1 else "cuda")
+device = torch.device(sys.argv[1] if len(sys.argv) > 1 else "cuda:0")
 trials = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 problem = ProblemSet(default_problems_root()).load("v0.1/level1/71_conv_transposed_2D__asymmetric_input__square_kernel")
 mod, rules = problem.module, rules_for("v0.1")
@@ -38,6 +38,15 @@ with torch.no_grad():
             torch.cuda.synchronize()
             times.append(a.elapsed_time(b))
         out["plain_median_ms"] = sorted(times)[len(times) // 2]
+        import time
+        host = []  # the host's time to queue one call, the GPU kept busy ahead of it
+        for _ in range(trials):
+            torch.cuda._sleep(200_000_000)
+            t0 = time.perf_counter()
+            ref(*rot.work)
+            host.append((time.perf_counter() - t0) * 1e3)
+            torch.cuda.synchronize()
+        out["host_queue_median_ms"] = sorted(host)[len(host) // 2]
 t = time_model(ref, rot, rules, device, job)
 out["time_model_median_ms"], out["time_model_p10_p90_ms"] = t.median_ms, [t.p10_ms, t.p90_ms]
 if device.type == "cuda":

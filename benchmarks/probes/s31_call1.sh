@@ -7,7 +7,7 @@ set -u
 . benchmarks/probes/device_setup.sh
 export PYTHONUNBUFFERED=1 PYTHONPATH=.
 P=v0.1/level1/71_conv_transposed_2D__asymmetric_input__square_kernel
-for run in 1 2 3; do timeout 90 python benchmarks/probes/convt_harness_probe.py cuda 30 >> "$OUT/convt_harness.jsonl" 2>> "$OUT/convt_harness.err"; done
+for run in 1 2 3; do timeout 90 python benchmarks/probes/convt_harness_probe.py cuda:0 30 >> "$OUT/convt_harness.jsonl" 2>> "$OUT/convt_harness.err"; done
 for level in strong process none; do
     timeout $(( 560 - $(date +%s) + START )) kb calibrate --only "$P" --variants eager --sandbox $level --out /tmp/c31$level \
         > "$OUT/cal_$level.log" 2>&1
