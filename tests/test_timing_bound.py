@@ -1,0 +1,162 @@
+"""The timing bound: each batch's claimed times against the judge's round trip, held and not held behind the gate,
+the CPU's own account, the roofline, the calls per round trip."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from kb_data.problems import ProblemSet
+from tests.corpus import SMALL_PROBLEMS
+from kb_data.schema import RunRecord
+from kb_data.harness.grade import Options, grade
+from tests.harness_support import GELU, HONEST_GELU, _gpu_cache_released, _grade  # noqa: F401 (_gpu_cache_released: an autouse fixture)
+
+
+def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven():
+    """A stall of the judge's host inflates some batches' round trips, never shrinks one: an honest candidate with
+    one stalled batch of three is not `timer_tampered`. A claim under the truth in most batches is, and so is one
+    batch's claim over its whole round trip (red team, 2026-12-02: one over-claimed batch, then 0.25x claims, passed
+    the bound that only the batch most in the candidate's favour decided, at 5x on GELU)."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    cpu, ctx = torch.device("cpu"), {"overhead_ms": 0.2}
+    batch = lambda wall, claim, k=4, counted=True: timed_loop._batch_bound(wall * k, k, claim, counted, ctx, CHECKS,
+                                                                          cpu, True)
+
+    def bound(*batches):
+        res = {"flags": [], "flag_details": {}}
+        timed_loop._bound_claims(res, list(batches), ctx, CHECKS)  # ms per call: round trip, claim
+        return res
+
+    res = bound(batch(2.1, 1.0), batch(250.0, 1.1), batch(2.3, 1.0))
+    assert res["flags"] == [] and res["flag_details"]["timing_bound"]["over_bound"] == 1
+    assert bound(batch(40.2, 0.01), batch(41.0, 0.01), batch(40.5, 0.02))["flags"] == ["timer_tampered"]
+    whitewash = bound(batch(40.0, 800.0, counted=False), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
+    assert whitewash["flags"] == ["timer_tampered"] and whitewash["flag_details"]["timing_bound"]["over_round_trip"] == 1
+    plausible_first = bound(batch(40.0, 39.0), batch(40.2, 10.0), batch(40.5, 10.0), batch(40.1, 10.0))
+    assert plausible_first["flags"] == ["timer_tampered"]
+    assert bound(batch(40.0, 39.0), batch(40.2, 39.5), batch(40.5, 10.0), batch(40.1, 39.0))["flags"] == []
+    single = bound(batch(2.0, 1.0, counted=False), batch(40.0, 1.0))  # one counted batch, stalled: floored, forgiven
+    assert single["flags"] == [] and single["flag_details"]["timing_bound"]["over_bound"] == 1
+    assert bound(batch(40.0, 1.0), batch(41.0, 1.0))["flags"] == ["timer_tampered"]
+    assert bound(batch(2.0, 1.0, counted=False))["flags"] == ["check_failed"]
+    assert bound()["flags"] == ["check_failed"]
+
+
+def test_on_a_cpu_the_sandboxs_cpu_account_bounds_a_round_trip_the_host_stretched():
+    """A loaded host stretches the judge's round trip (an honest GELU beside three busy loops was timer_tampered in
+    1 of 4 gradings), not the CPU time the sandbox's cgroup used in it: on a CPU the lower of the two is the trusted
+    time. Honest claims are then not called forged however long the round trips, and a forged claim still is: the
+    work it hides is in the CPU account too."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    cpu, ctx = torch.device("cpu"), {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0}
+
+    def verdict(wall_per_call, cpu_per_call, claim, k=4):
+        res = {"flags": [], "flag_details": {}}
+        bounds = [timed_loop._batch_bound((wall_per_call + 3.0) * k, k, claim, True, ctx, CHECKS, cpu, False,
+                                          cpu_ms=(cpu_per_call + 3.0) * k) for _ in range(3)]
+        timed_loop._bound_claims(res, bounds, ctx, CHECKS)
+        return res["flags"], res["flag_details"]["timing_bound"]
+
+    flags, detail = verdict(40.0, 20.5, 20.0)  # every round trip stretched by 20 ms a call
+    assert flags == [] and detail["trusted_ms"] == pytest.approx(20.5) and detail["trusted_cpu_ms"] == pytest.approx(20.5)
+    assert verdict(40.0, 40.0, 15.0)[0] == ["timer_tampered"]  # the CPU did the 40 ms: claiming 15 is forged
+    assert verdict(20.5, 60.0, 20.0)[0] == []  # threads: more CPU than wall time, the round trip stands
+
+
+def test_a_lone_batch_under_the_bound_is_timed_at_the_judges_figure():
+    """One counted batch over the bound is forgiven (a host's stall can put it there), but its claim is not believed:
+    the batch is timed at the judge's own figure for it. Timed at the bound's floor, (trusted - 10 ms) / 1.5 on a
+    CPU, a fifth of every claim passed as 2x faster (adversarial/forged_claims_every_batch_layernorm with one batch)."""
+    from tests.corpus import CORPUS
+
+    code = (CORPUS / "adversarial" / "forged_claims_every_batch_layernorm.py").read_text()
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level1/40_LayerNorm")
+    rec = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1, timeout_s=300, gpu=None))[0]
+    bound = json.loads(rec.flag_details)["timing_bound"]
+    assert rec.status == "ok" and bound["batches"] == 1 and bound["floored"] == 1, (rec.status, rec.flags, bound)
+    assert rec.sol_ms == pytest.approx(bound["trusted_ms"]) and rec.sol_ms > 2 * bound["claimed_ms"], (rec.sol_ms, bound)
+
+
+def test_the_roofline_reads_the_claims_before_any_batch_was_floored():
+    """The judge times a batch at its own figure when the claim is under the bound; on a loaded host that figure can be
+    slower than the work, and a 1/1000 forgery then looked like a slow honest kernel (ok at 0.25x). A claim under the
+    roofline is a forgery whatever the floor made of it, a claim of 0.0 included."""
+    from kb_data.harness.grade import _speed_checks
+
+    rec = _grade(HONEST_GELU)
+    assert rec.status == "ok" and "exceeds_roofline" not in rec.flags
+    problem = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    for claimed, caught in ((rec.sol_ms, False), (rec.sol_ms / 1000, True), (0.0, True)):
+        again = replace(rec, flags=[], status="ok")
+        _speed_checks(again, problem, {"claimed_ms": claimed})
+        assert ("exceeds_roofline" in again.flags) == caught and (again.status == "rejected") == caught, (claimed, again)
+
+
+def test_the_cpu_roofline_holds_an_fp32_problem_to_the_float32_gemm_rate():
+    """A CPU with a bfloat16 matrix unit (AMX: 6.8x its float32 rate on this workplace's machine) must not lower an
+    fp32 problem's floor: a red-team claim stayed over a quarter of the bfloat16 floor while under a twentieth of the
+    float32 one. A bf16 problem's floor takes the faster rate."""
+    from kb_data.harness.grade import _meta_counts, _speed_checks
+    from kb_data.harness.timing import cpu_peaks
+
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level1/1_Square_matrix_multiplication_")
+    flops, nbytes = _meta_counts(problem.problem_id, problem.sha256, problem.code)
+    peaks = cpu_peaks()
+    assert peaks["gemm_gflops"] >= peaks["gemm_gflops_fp32"] > 0 and flops > 0
+    for precision, rate in (("fp32", peaks["gemm_gflops_fp32"]), ("bf16", peaks["gemm_gflops"])):
+        rec = RunRecord(problem_id=problem.problem_id, suite="v3", status="ok", sol_ms=1e3, ref_ms=1e3,
+                        timing_method="perf_counter", precision_used=precision, flags=[])
+        _speed_checks(rec, problem, {})
+        floor = json.loads(rec.flag_details)["roofline_ms"]
+        assert floor == pytest.approx(max(flops / (rate * 1e6), nbytes / (peaks["copy_gbs"] * 1e6)))
+
+
+def test_a_gpu_batch_held_behind_the_gate_is_held_to_a_tight_bound():
+    """A GPU batch that was all queued when the judge opened its gate took the GPU's time alone on the judge's clock:
+    it stood at most 1.27x over honest claims on the H200 (over 1.17x only for calls under 0.05 ms; BENCHMARKS.md),
+    so it is held to x1.1 plus 0.02 ms a call and 0.1 ms a batch.
+    A claim of 0.75 of the truth on a 0.34 ms GEMM (adversarial/forged_claims_modest_matmul) is then caught, which
+    the ungated bound (x1.5 plus 1 ms a call) let through; a batch that was not all queued (a forward that waits for
+    the GPU) also has the harness's per-call host time taken off, and an honest one passes."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    gpu, gated = torch.device("cuda"), {"overhead_ms": 0.15, "overhead_host_ms": 0.5}
+    held, late, ungated = (gated, True), (gated, False), ({"overhead_ms": 0.15}, False)  # (calibration, held)
+    ctx = gated
+
+    def verdict(case, wall_per_call, claim, k=16, n=16):
+        calibration, was_held = case
+        res = {"flags": [], "flag_details": {}}
+        bounds = [timed_loop._batch_bound((wall_per_call + ctx["overhead_ms"]) * k, k, claim, True, calibration, CHECKS,
+                                          gpu, was_held) for _ in range(n)]
+        timed_loop._bound_claims(res, bounds, calibration, CHECKS)
+        return res["flags"], res["flag_details"]["timing_bound"]
+
+    assert verdict(held, 0.36, 0.36 * 1.05) == ([], verdict(held, 0.36, 0.36 * 1.05)[1])
+    flags, detail = verdict(held, 0.36, 0.36 * 0.75)
+    assert flags == ["timer_tampered"] and detail["held"] == 16 and detail["slack"] == CHECKS["timing_bound_slack_gated"]
+    assert verdict(ungated, 0.36, 0.36 * 0.75)[0] == []  # the old bound's slack
+    assert verdict(held, 0.5, 0.5 / 1.2, k=1)[0] == []  # one call a batch: the batch's margin is the call's
+    assert verdict(held, 0.5, 0.5 / 1.5, k=1)[0] == ["timer_tampered"]
+    # not held: the harness's host work between calls is on the clock, beside a 0.39 ms call (graphics/particles,
+    # whose forward waits for the GPU), as much as the calibration opened first measured; held, it would be forged
+    host_paced = 0.39 + ctx["overhead_host_ms"] - ctx["overhead_ms"]
+    assert verdict(late, host_paced, 0.39)[0] == [] and verdict(held, host_paced, 0.39)[0] == ["timer_tampered"]
+    assert verdict(late, host_paced, 0.39 * 0.6)[0] == ["timer_tampered"]
+
+
+def test_a_job_may_cap_the_timed_calls_per_round_trip():
+    """The noise benchmark's --max-batch: the judge sends at most that many timed calls per round trip."""
+    capped = _grade(HONEST_GELU, extra={"max_batch": 1})
+    default = _grade(HONEST_GELU)
+    assert capped.status == default.status == "ok"
+    rounds = lambda rec: json.loads(rec.flag_details)["timing_bound"]["calls_per_round_trip"]
+    assert rounds(capped) == 1 and rounds(default) > 1
