@@ -12,7 +12,7 @@ from kb_data.problems import ProblemSet
 from tests.corpus import SMALL_PROBLEMS
 from kb_data.schema import RunRecord
 from kb_data.harness.grade import Options, grade
-from tests.harness_support import GELU, HONEST_GELU, _gpu_cache_released, _grade  # noqa: F401 (_gpu_cache_released: an autouse fixture)
+from tests.harness_support import GELU, HONEST_GELU, _grade
 
 
 def test_every_batch_is_held_to_the_timing_bound_and_a_few_stalls_are_forgiven():
