@@ -14,6 +14,7 @@ import hashlib
 import mmap
 import os
 import re
+import secrets
 import stat
 import struct
 import threading
@@ -231,13 +232,74 @@ Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] 
 
 
 def _mappings(pid: int | str):
-    """(start, end, file offset, (device, inode), path, executable) of each of a process's mappings."""
+    """(start, end, file offset, (device, inode), path, permissions as "rwxp") of each of a process's mappings."""
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
             parts = line.split(maxsplit=5)
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             yield (lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else "",
-                   "x" in parts[1])
+                   parts[1])
+
+
+def foreign_pages(pid: int, lo: int, hi: int) -> str | None:
+    """None when [lo, hi) of process `pid` is all private anonymous memory (how the timer's flush buffer is
+    allocated), else what maps it otherwise: a shared or file mapping lets many of its pages be one physical page,
+    and a flush over them then evicts nothing. OSError when the map cannot be read."""
+    at = lo
+    for start, end, _, ident, path, perms in _mappings(pid):
+        if end <= at or start >= hi:
+            continue
+        if start > at:
+            return f"{at:#x}-{start:#x} is not mapped"
+        anonymous = ident[1] == 0 and (path in ("", "[heap]") or path.startswith("[anon:"))
+        if not anonymous or not perms.endswith("p"):
+            kind = "shared" if perms.endswith("s") else "private"
+            return f"{start:#x}-{end:#x} is a {kind} mapping of {path or 'no file'!r}"
+        at = end
+        if at >= hi:
+            return None
+    return f"{at:#x}-{hi:#x} is not mapped"
+
+
+MAP_READS = 8  # a timed batch's map watch reads this many times in a batch as long as the last, on average
+
+
+class MapWatch:
+    """A range of some processes' memory (the timer's flush buffer) read in their maps at moments drawn in secret
+    (MAP_READS on average over `within_ms`, a batch's expected length) from start(), and at stop(): the first
+    foreign mapping found (foreign_pages), or None. A mapping undone before each reply is still read mid-batch."""
+
+    def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float):
+        self.pids, self.lo, self.hi = list(pids), lo, hi
+        self.gap_s = max(within_ms, 1.0) / 1e3 * 2 / MAP_READS  # the mean of a uniform draw in [0, gap_s]
+        self.found: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._at_random, name="kb-map-watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _at_random(self) -> None:
+        draw = secrets.SystemRandom()
+        while self.found is None and not self._done.wait(draw.uniform(0.0, self.gap_s)):
+            self._check()
+
+    def _check(self) -> None:
+        for pid in self.pids:
+            try:
+                why = foreign_pages(pid, self.lo, self.hi)
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # the process is gone: the grading ends on that
+            except OSError as e:  # a map it made unreadable (a process that is no longer dumpable) is not read as clean
+                why = f"its memory map could not be read ({e})"
+            if why and self.found is None:
+                self.found = f"process {pid}: {why}"
+
+    def stop(self) -> str | None:
+        self._done.set()
+        self._thread.join()
+        self._check()
+        return self.found
 
 
 def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
@@ -250,10 +312,10 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     out, present = [], set()
     try:
         written = _privately_written(pid)
-        for lo, hi, offset, ident, path, executable in _mappings(pid):
+        for lo, hi, offset, ident, path, perms in _mappings(pid):
             if ident in own:
                 present.add(ident)
-            if not executable:
+            if "x" not in perms:
                 continue
             # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels), and so is a
             # file's code whose pages were written in this process (copy-on-write: no longer the file's)
@@ -346,10 +408,10 @@ def _own_framework() -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], 
     their executable mappings."""
     files, layout = {}, {}
     try:
-        for lo, hi, offset, ident, path, executable in _mappings("self"):
+        for lo, hi, offset, ident, path, perms in _mappings("self"):
             if FRAMEWORK_CODE.search(path):
                 files[ident] = path
-                if executable:
+                if "x" in perms:
                     layout.setdefault(ident, []).append((offset, hi - lo))
     except OSError:
         return {}, {}

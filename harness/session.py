@@ -20,7 +20,7 @@ from kb_data.harness import candidate, channel, timing
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
-from kb_data.harness.sampler import Sampler
+from kb_data.harness.sampler import MapWatch, Sampler, foreign_pages
 from kb_data.harness.sandbox import Limits, Sandbox, Spawner
 from kb_data.io import lock_dir
 
@@ -62,8 +62,40 @@ class Candidate:
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
         self.sampled: dict[str, dict] = {}  # per stage, the CPU time its batches spent in the framework's code
         self.sampler_error = None if self.device.type == "cpu" else "not on a CPU grading"
+        self.flush_watch = None  # (pids, lo, hi): the timer's flush buffer on a CPU, found before the submission loaded
+        self.flush_foreign = None  # (flag, why): its pages found mapped otherwise in a timed batch, or not found at all
+        self.last_round_trip_ms = 0.0  # the window a timed batch's map watch draws its moment in
         self.res = res
         res["sandbox"] = level
+
+    def watch_flush_buffer(self, reported) -> None:
+        """The timer's CPU flush buffer as the candidate reported it in the calibration, before the submission
+        loaded ([address, bytes]): the processes of the sandbox where its pages are private anonymous memory now are
+        the ones whose maps every timed batch reads (MapWatch). Found in none, the check cannot run: a failure."""
+        ok = isinstance(reported, list) and len(reported) == 2 and all(type(v) is int and v > 0 for v in reported)
+        page = os.sysconf("SC_PAGE_SIZE")
+        lo, hi = (reported[0] // page * page, -(-(reported[0] + reported[1]) // page) * page) if ok else (0, 0)
+        pids = []
+        for pid in self.sb.pids() if ok else []:
+            try:
+                if foreign_pages(pid, lo, hi) is None:
+                    pids.append(pid)
+            except OSError:
+                continue
+        if pids:
+            self.flush_watch = (pids, lo, hi)
+        else:
+            self.flush_foreign = ("check_failed", f"the timer's flush buffer ({reported!r:.80}) was found in no "
+                                                  "process of the sandbox before the submission loaded")
+
+    def map_watch(self) -> MapWatch | None:
+        """A watch on the flush buffer's pages for the next timed batch, where there is one."""
+        return MapWatch(*self.flush_watch, within_ms=self.last_round_trip_ms) if self.flush_watch else None
+
+    def add_map_watch(self, watch: MapWatch | None) -> None:
+        found = watch.stop() if watch is not None else None
+        if found and self.flush_foreign is None:
+            self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
 
     def sampling(self) -> Sampler | None:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""

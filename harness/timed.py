@@ -181,6 +181,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     res.update(sol_ms=cand_t.median_ms, sol_p10_ms=cand_t.p10_ms, sol_p90_ms=cand_t.p90_ms, n_trials=len(claims),
                claimed_ms=statistics.median(claims) if claims else None)
     _bound_claims(res, bounds, ctx, rules)
+    if cand.flush_foreign is not None:
+        flag(res, *cand.flush_foreign)
     if "timing_bound" in res["flag_details"]:
         res["flag_details"]["timing_bound"].update(
             calls_per_round_trip=ctx["batch"],
@@ -308,6 +310,8 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
                           "threads": cpu_threads(), "l2_flush_bytes": job.get("l2_flush_bytes"),
                           "outputs": cand.out_slots(ctx["out_meta"]),
                           **({"gate": page[0].to_msg()} if page else {})}, "calibration")
+    if device.type == "cpu" and rules["l2_flush"]:
+        cand.watch_flush_buffer(reply.get("flush_buffer"))
     if page is not None:
         gate = channel.field(reply, "gate", str, optional=True, max_len=500) or "unavailable: no answer"
         if gate == "ok":
@@ -369,6 +373,10 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
 
     def ready(held: bool):
         fill()
+        if stage == "timing":  # the flush buffer's pages, read at a secret moment of the batch and at its end
+            mark["watch"] = cand.map_watch()
+            if mark["watch"] is not None:
+                mark["watch"].start()
         sampler = cand.sampling()
         if sampler is not None:  # every thread of the sandbox, sampled from the gate's opening to the reply
             try:
@@ -386,11 +394,13 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
+        cand.add_map_watch(mark.get("watch"))
     if "t" not in mark:
         flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
              "were written")
         raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
     wall = (end - mark["t"]) * 1e3
+    cand.last_round_trip_ms = wall
     return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"]
 
 

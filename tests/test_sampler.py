@@ -268,7 +268,7 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
             except OSError as e:
                 pytest.skip(f"no executable mapping of {path} here (a noexec mount?): {e}")
         try:
-            starts = {lo for lo, _, _, _, name, executable in _mappings("self") if name == str(path) and executable}
+            starts = {lo for lo, _, _, _, name, perms in _mappings("self") if name == str(path) and "x" in perms}
             regions, _ = _executable_regions(os.getpid(), {}, since)
             return [r for r in regions if r[0] in starts]
         finally:
@@ -310,7 +310,7 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
         try:
             if write:
                 m[:4] = b"\x90\x90\x90\xc3"
-            starts = {lo for lo, _, _, _, name, executable in _mappings("self") if name == path and executable}
+            starts = {lo for lo, _, _, _, name, perms in _mappings("self") if name == path and "x" in perms}
             regions, _ = _executable_regions(os.getpid(), {}, since)
             return [r[2] for r in regions if r[0] in starts]
         finally:
@@ -434,3 +434,37 @@ def test_code_of_the_submissions_build_is_its_own_where_the_builds_symbols_name_
     bare = sample(stripped)
     assert bare["cpu_ms"] > 300 and bare["framework_ms"] > 0.8 * bare["cpu_ms"], bare
     assert bare["functions"].get("?", 0) > 0.8 * bare["cpu_ms"], bare
+
+
+def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_are_made_one():
+    """foreign_pages on this process: a tensor the size of the CPU flush buffer is private anonymous memory; once one
+    64 KiB of it is mapped over by a memfd (MAP_SHARED | MAP_FIXED: two such mappings make two addresses one page)
+    the range is foreign, and a MapWatch reading at stop() says so; mapped back private and anonymous, it is clean."""
+    import ctypes
+    import mmap
+
+    from kb_data.harness.sampler import MapWatch, foreign_pages
+
+    buf = torch.zeros(8 << 20, dtype=torch.uint8)
+    page = mmap.PAGESIZE
+    lo = -(-buf.data_ptr() // page) * page
+    hi = (buf.data_ptr() + buf.numel()) // page * page
+    assert foreign_pages(os.getpid(), lo, hi) is None
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    fd = os.memfd_create("alias", 0)
+    try:
+        os.ftruncate(fd, 1 << 16)
+        prot, fixed = mmap.PROT_READ | mmap.PROT_WRITE, 0x10
+        assert libc.mmap(lo + (1 << 20), 1 << 16, prot, mmap.MAP_SHARED | fixed, fd, 0) == lo + (1 << 20)
+        why = foreign_pages(os.getpid(), lo, hi)
+        assert why is not None and "shared mapping of '/memfd:alias" in why, why
+        watch = MapWatch([os.getpid()], lo, hi, within_ms=5.0)
+        watch.start()
+        assert "shared mapping" in (watch.stop() or "")
+        assert libc.mmap(lo + (1 << 20), 1 << 16, prot, mmap.MAP_PRIVATE | 0x20 | fixed, -1, 0) == lo + (1 << 20)
+        assert foreign_pages(os.getpid(), lo, hi) is None
+        assert "is not mapped" in foreign_pages(os.getpid(), 0x1000, 0x2000)
+    finally:
+        os.close(fd)
