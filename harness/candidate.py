@@ -301,6 +301,8 @@ class Server:
             send(self.sock, {"queued": True})
             recv(self.sock)
 
+        if self.device.type == "cpu":  # what this batch's flushes write (Timer.flush), or zeros
+            self.timer.flush_value = msg.get("flush_value") if type(msg.get("flush_value")) is int else None
         gate = msg.get("gate")
         hold = None
         if self.gate is not None and isinstance(gate, int):
@@ -466,7 +468,7 @@ def _library_roots() -> tuple:
 def _harness_surface(timing) -> dict:
     """This process's own timing machinery by name: the functions a timed call goes through."""
     out = {f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record",
-                                                          "_Event", "_same", "_snapshot", "_touch", "_zero_", "_copy_",
+                                                          "_Event", "_same", "_snapshot", "_touch", "_zero_", "_fill_", "_copy_",
                                                           "_detach", "_clone", "_reshape", "_sum", "_item", "modes_active",
                                                           "shadowed", "timer_surface_changes", "hooks_changed")}
     out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "timed_batch", "flush", "run",

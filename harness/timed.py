@@ -387,6 +387,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
         mark["held"], mark["cpu"], mark["t"] = held, cand.cpu_ms(), timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
+    value = msg["flush_value"] = secrets.randbits(31) | 1 if stage == "timing" and cand.flush_watch else None
     c1 = None
     try:
         reply = cand.request(msg, stage, ready=ready)
@@ -401,6 +402,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
         raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
     wall = (end - mark["t"]) * 1e3
     cand.last_round_trip_ms = wall
+    cand.check_flush_value(value)
     return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"]
 
 

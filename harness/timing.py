@@ -36,8 +36,8 @@ _spin = torch.cuda._sleep
 # torch.Tensor's own methods, captured as the timer functions are: the harness's copies, flushes and reads in the
 # candidate's process go through these, so a submission that replaces torch.Tensor's (to work inside the harness's
 # copy of its inputs, or to skip the flush) or sets its own on one tensor changes no harness work
-_zero_, _copy_, _detach, _clone, _reshape, _sum, _item, _numel, _element_size = (
-    torch.Tensor.zero_, torch.Tensor.copy_, torch.Tensor.detach, torch.Tensor.clone, torch.Tensor.reshape,
+_zero_, _fill_, _copy_, _detach, _clone, _reshape, _sum, _item, _numel, _element_size = (
+    torch.Tensor.zero_, torch.Tensor.fill_, torch.Tensor.copy_, torch.Tensor.detach, torch.Tensor.clone, torch.Tensor.reshape,
     torch.Tensor.sum, torch.Tensor.item, torch.Tensor.numel, torch.Tensor.element_size)
 
 
@@ -193,14 +193,20 @@ class Timer:
         self.cuda = self.device.type == "cuda"
         self.flush_buf = None
         self.queued_ms = None  # the last timed batch's host time to queue it
+        self.flush_value = None
         self._cycles_per_ms = None
         if l2_flush:
             nbytes = flush_bytes or (L2_FLUSH_BYTES if self.cuda else CPU_FLUSH_BYTES)
             self.flush_buf = torch.empty(nbytes // 4, dtype=torch.int32, device=self.device)
 
     def flush(self) -> None:
+        """Zero the flush buffer, or fill it with `flush_value` (a CPU candidate's timed batch: the value the judge
+        drew for it, which it reads back from every page it picks: a flush skipped or cut short leaves another)."""
         if self.flush_buf is not None:
-            _zero_(self.flush_buf)
+            if self.flush_value is None:
+                _zero_(self.flush_buf)
+            else:
+                _fill_(self.flush_buf, self.flush_value)
 
     def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS,
             min_timed_ms: float = MIN_TIMED_MS) -> Timing:

@@ -468,3 +468,18 @@ def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_
         assert "is not mapped" in foreign_pages(os.getpid(), 0x1000, 0x2000)
     finally:
         os.close(fd)
+
+
+def test_the_words_the_judge_reads_back_are_the_processs_own():
+    """words_at reads int32 words from a process's memory (/proc/PID/mem): a buffer filled with a value shows it at
+    every place read, and one word changed shows there and nowhere else; an unmapped address is an OSError."""
+    from kb_data.harness.sampler import words_at
+
+    buf = torch.empty(1 << 20, dtype=torch.int32).fill_(123456789)
+    base = buf.data_ptr()
+    addrs = [base + 4 * i for i in (0, 1000, 500_000, (1 << 20) - 1)]
+    assert words_at(os.getpid(), addrs) == [123456789] * 4
+    buf[1000] = -7
+    assert words_at(os.getpid(), addrs) == [123456789, -7, 123456789, 123456789]
+    with pytest.raises(OSError):
+        words_at(os.getpid(), [0x1000])
