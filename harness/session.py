@@ -118,8 +118,8 @@ class Candidate:
                 return
             wrong = [(a - lo, w) for a, w in zip(addrs, got) if w != value]
             if wrong:
-                self.flush_foreign = ("timer_tampered", f"the timer's flush buffer after a timed batch: {len(wrong)} of "
-                                                        f"{len(got)} words read at secret places did not hold the "
+                self.flush_foreign = ("timer_tampered", f"the timer's flush buffer after a timed batch: {len(wrong)} "
+                                                        f"of {len(got)} words read at secret places did not hold the "
                                                         f"batch's flush value {value} (a flush skipped or cut short; "
                                                         f"(byte offset, word): {wrong[:4]})")
                 return

@@ -373,7 +373,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
 
     def ready(held: bool):
         fill()
-        if stage == "timing":  # the flush buffer's pages, read at a secret moment of the batch and at its end
+        if stage == "timing":  # the flush buffer's pages, read at secret moments of the batch and at its end
             mark["watch"] = cand.map_watch()
             if mark["watch"] is not None:
                 mark["watch"].start()

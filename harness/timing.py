@@ -37,8 +37,8 @@ _spin = torch.cuda._sleep
 # candidate's process go through these, so a submission that replaces torch.Tensor's (to work inside the harness's
 # copy of its inputs, or to skip the flush) or sets its own on one tensor changes no harness work
 _zero_, _fill_, _copy_, _detach, _clone, _reshape, _sum, _item, _numel, _element_size = (
-    torch.Tensor.zero_, torch.Tensor.fill_, torch.Tensor.copy_, torch.Tensor.detach, torch.Tensor.clone, torch.Tensor.reshape,
-    torch.Tensor.sum, torch.Tensor.item, torch.Tensor.numel, torch.Tensor.element_size)
+    torch.Tensor.zero_, torch.Tensor.fill_, torch.Tensor.copy_, torch.Tensor.detach, torch.Tensor.clone,
+    torch.Tensor.reshape, torch.Tensor.sum, torch.Tensor.item, torch.Tensor.numel, torch.Tensor.element_size)
 
 
 
