@@ -151,7 +151,7 @@ class Server:
         outs = [open_slot(SlotDesc.from_msg(d), self.slots, self.received).clone() for d in msg["outputs"]]
         self.model = lambda *inputs: outs[0] if len(outs) == 1 else tuple(outs)
         buf = self.timer.flush_buf
-        if self.device.type == "cpu" and buf is not None:  # where its pages are, for the judge to watch (MapWatch)
+        if self.device.type == "cpu" and buf is not None:  # where its pages are, for the judge to watch (FlushWatch)
             return {"flush_buffer": [buf.data_ptr(), buf.numel() * buf.element_size()]}
         if msg.get("gate") is None or self.device.type != "cuda" or self.gate is not None:
             return {}

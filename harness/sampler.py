@@ -275,20 +275,23 @@ def words_at(pid: int, addrs: list[int]) -> list[int]:
         return out
 
 
-MAP_READS = 8  # a timed batch's map watch reads this many times in a batch as long as the last, on average
+MAP_READS = 8  # a timed batch's flush watch reads the maps this many times in a batch as long as the last, on average
+FLUSH_WORDS = 64  # words of the flush buffer read back at the batch's end, at secret places
 
 
-class MapWatch:
-    """A range of some processes' memory (the timer's flush buffer) read in their maps at moments drawn in secret
-    (MAP_READS on average over `within_ms`, a batch's expected length) from start(), and at stop(): the first
-    foreign mapping found (foreign_pages), or None. A mapping undone before each reply is still read mid-batch."""
+class FlushWatch:
+    """The timer's flush buffer, [lo, hi) of some processes' memory, watched over one timed batch: their maps read at
+    moments drawn in secret (MAP_READS on average over `within_ms`, the batch's expected length) from start(), and at
+    stop(), where FLUSH_WORDS words at secret places must also hold `value`, what the batch's flushes were to write.
+    stop() returns the first thing found (a foreign mapping, foreign_pages; a word that is not the value), or None. A
+    mapping undone before each reply is still read mid-batch; a flush skipped or cut short leaves other words."""
 
     def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float):
         self.pids, self.lo, self.hi = list(pids), lo, hi
         self.gap_s = max(within_ms, 1.0) / 1e3 * 2 / MAP_READS  # the mean of a uniform draw in [0, gap_s]
         self.found: str | None = None
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._at_random, name="kb-map-watch", daemon=True)
+        self._thread = threading.Thread(target=self._at_random, name="kb-flush-watch", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -298,21 +301,28 @@ class MapWatch:
         while self.found is None and not self._done.wait(draw.uniform(0.0, self.gap_s)):
             self._check()
 
-    def _check(self) -> None:
+    def _check(self, value: int | None = None) -> None:
+        draw = secrets.SystemRandom()
         for pid in self.pids:
             try:
                 why = foreign_pages(pid, self.lo, self.hi)
+                if why is None and value is not None:
+                    addrs = sorted(self.lo + 4 * draw.randrange((self.hi - self.lo) // 4) for _ in range(FLUSH_WORDS))
+                    wrong = [(a - self.lo, w) for a, w in zip(addrs, words_at(pid, addrs)) if w != value]
+                    why = (f"{len(wrong)} of {FLUSH_WORDS} words read at secret places did not hold the batch's flush "
+                           f"value {value} (a flush skipped or cut short; (byte offset, word): {wrong[:4]})"
+                           if wrong else None)
             except (FileNotFoundError, ProcessLookupError):
                 continue  # the process is gone: the grading ends on that
-            except OSError as e:  # a map it made unreadable (a process that is no longer dumpable) is not read as clean
-                why = f"its memory map could not be read ({e})"
+            except OSError as e:  # memory it made unreadable (a process no longer dumpable) is not read as clean
+                why = f"its memory could not be read ({e})"
             if why and self.found is None:
                 self.found = f"process {pid}: {why}"
 
-    def stop(self) -> str | None:
+    def stop(self, value: int | None = None) -> str | None:
         self._done.set()
         self._thread.join()
-        self._check()
+        self._check(value)
         return self.found
 
 

@@ -20,14 +20,13 @@ from kb_data.harness import candidate, channel, timing
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
-from kb_data.harness.sampler import MapWatch, Sampler, foreign_pages, words_at
+from kb_data.harness.sampler import FlushWatch, Sampler, foreign_pages
 from kb_data.harness.sandbox import Limits, Sandbox, Spawner
 from kb_data.io import lock_dir
 
 
 EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
-FLUSH_WORDS = 64  # words of the CPU flush buffer read back after each timed batch (Candidate.check_flush_value)
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
 QUEUED = {"queued": True}
 
@@ -64,19 +63,17 @@ class Candidate:
         self.sampled: dict[str, dict] = {}  # per stage, the CPU time its batches spent in the framework's code
         self.sampler_error = None if self.device.type == "cpu" else "not on a CPU grading"
         self.flush_watch = None  # (pids, lo, hi): the timer's flush buffer on a CPU, found before the submission loaded
-        self.flush_foreign = None  # (flag, why): its pages found mapped otherwise in a timed batch, or not found at all
-        self.flush_words = None  # [start, end) of the buffer itself, within its pages
-        self.last_round_trip_ms = 0.0  # the window a timed batch's map watch draws its moment in
+        self.flush_foreign = None  # (flag, why): what a timed batch's FlushWatch found, or the buffer not found at all
+        self.last_round_trip_ms = 0.0  # the window a timed batch's flush watch draws its moments in
         self.res = res
         res["sandbox"] = level
 
     def watch_flush_buffer(self, reported) -> None:
         """The timer's CPU flush buffer as the candidate reported it in the calibration, before the submission
-        loaded ([address, bytes]): the processes of the sandbox where its pages are private anonymous memory now are
-        the ones whose maps every timed batch reads (MapWatch). Found in none, the check cannot run: a failure."""
+        loaded ([address, bytes]): the processes of the sandbox where it is private anonymous memory now are the
+        ones every timed batch's FlushWatch reads. Found in none, the check cannot run: a failure."""
         ok = isinstance(reported, list) and len(reported) == 2 and all(type(v) is int and v > 0 for v in reported)
-        page = os.sysconf("SC_PAGE_SIZE")
-        lo, hi = (reported[0] // page * page, -(-(reported[0] + reported[1]) // page) * page) if ok else (0, 0)
+        lo, hi = (reported[0], reported[0] + reported[1]) if ok else (0, 0)
         pids = []
         for pid in self.sb.pids() if ok else []:
             try:
@@ -85,44 +82,20 @@ class Candidate:
             except OSError:
                 continue
         if pids:
-            self.flush_watch, self.flush_words = (pids, lo, hi), (reported[0], reported[0] + reported[1])
+            self.flush_watch = (pids, lo, hi)
         else:
             self.flush_foreign = ("check_failed", f"the timer's flush buffer ({reported!r:.80}) was found in no "
                                                   "process of the sandbox before the submission loaded")
 
-    def map_watch(self) -> MapWatch | None:
-        """A watch on the flush buffer's pages for the next timed batch, where there is one."""
-        return MapWatch(*self.flush_watch, within_ms=self.last_round_trip_ms) if self.flush_watch else None
+    def flush_watcher(self) -> FlushWatch | None:
+        """A watch on the flush buffer for the next timed batch, where there is one."""
+        return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms) if self.flush_watch else None
 
-    def add_map_watch(self, watch: MapWatch | None) -> None:
-        found = watch.stop() if watch is not None else None
+    def end_flush_watch(self, watch: FlushWatch | None, value: int | None) -> None:
+        """The batch's watch stopped, its flush value read back; the first thing found is kept for the record."""
+        found = watch.stop(value) if watch is not None else None
         if found and self.flush_foreign is None:
             self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
-
-    def check_flush_value(self, value: int | None) -> None:
-        """After a timed batch whose flushes were to write `value` over the whole flush buffer: FLUSH_WORDS words at
-        secret places in it, read from the sandbox's memory, must all hold it."""
-        if value is None or not self.flush_watch or self.flush_foreign is not None:
-            return
-        pids, (lo, hi) = self.flush_watch[0], self.flush_words
-        draw = secrets.SystemRandom()
-        addrs = sorted(lo + draw.randrange(0, (hi - lo) // 4) * 4 for _ in range(FLUSH_WORDS))
-        for pid in pids:
-            try:
-                got = words_at(pid, addrs)
-            except (FileNotFoundError, ProcessLookupError):
-                continue  # gone: the grading ends on that
-            except OSError as e:
-                self.flush_foreign = ("timer_tampered", f"the timer's flush buffer could not be read in process "
-                                                        f"{pid} ({e})")
-                return
-            wrong = [(a - lo, w) for a, w in zip(addrs, got) if w != value]
-            if wrong:
-                self.flush_foreign = ("timer_tampered", f"the timer's flush buffer after a timed batch: {len(wrong)} "
-                                                        f"of {len(got)} words read at secret places did not hold the "
-                                                        f"batch's flush value {value} (a flush skipped or cut short; "
-                                                        f"(byte offset, word): {wrong[:4]})")
-                return
 
     def sampling(self) -> Sampler | None:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""

@@ -373,8 +373,8 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
 
     def ready(held: bool):
         fill()
-        if stage == "timing":  # the flush buffer's pages, read at secret moments of the batch and at its end
-            mark["watch"] = cand.map_watch()
+        if stage == "timing":  # the flush buffer, read at secret moments of the batch and at its end
+            mark["watch"] = cand.flush_watcher()
             if mark["watch"] is not None:
                 mark["watch"].start()
         sampler = cand.sampling()
@@ -395,14 +395,13 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
-        cand.add_map_watch(mark.get("watch"))
+        cand.end_flush_watch(mark.get("watch"), value)
     if "t" not in mark:
         flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
              "were written")
         raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
     wall = (end - mark["t"]) * 1e3
     cand.last_round_trip_ms = wall
-    cand.check_flush_value(value)
     return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"]
 
 

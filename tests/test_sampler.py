@@ -439,11 +439,11 @@ def test_code_of_the_submissions_build_is_its_own_where_the_builds_symbols_name_
 def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_are_made_one():
     """foreign_pages on this process: a tensor the size of the CPU flush buffer is private anonymous memory; once one
     64 KiB of it is mapped over by a memfd (MAP_SHARED | MAP_FIXED: two such mappings make two addresses one page)
-    the range is foreign, and a MapWatch reading at stop() says so; mapped back private and anonymous, it is clean."""
+    the range is foreign, and a FlushWatch reading at stop() says so; mapped back private and anonymous, it is clean."""
     import ctypes
     import mmap
 
-    from kb_data.harness.sampler import MapWatch, foreign_pages
+    from kb_data.harness.sampler import FlushWatch, foreign_pages
 
     buf = torch.zeros(8 << 20, dtype=torch.uint8)
     page = mmap.PAGESIZE
@@ -460,7 +460,7 @@ def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_
         assert libc.mmap(lo + (1 << 20), 1 << 16, prot, mmap.MAP_SHARED | fixed, fd, 0) == lo + (1 << 20)
         why = foreign_pages(os.getpid(), lo, hi)
         assert why is not None and "shared mapping of '/memfd:alias" in why, why
-        watch = MapWatch([os.getpid()], lo, hi, within_ms=5.0)
+        watch = FlushWatch([os.getpid()], lo, hi, within_ms=5.0)
         watch.start()
         assert "shared mapping" in (watch.stop() or "")
         assert libc.mmap(lo + (1 << 20), 1 << 16, prot, mmap.MAP_PRIVATE | 0x20 | fixed, -1, 0) == lo + (1 << 20)
@@ -472,8 +472,9 @@ def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_
 
 def test_the_words_the_judge_reads_back_are_the_processs_own():
     """words_at reads int32 words from a process's memory (/proc/PID/mem): a buffer filled with a value shows it at
-    every place read, and one word changed shows there and nowhere else; an unmapped address is an OSError."""
-    from kb_data.harness.sampler import words_at
+    every place read, and one word changed shows there and nowhere else; an unmapped address is an OSError. A
+    FlushWatch stopped with the value the buffer should hold finds nothing; with another, every word it read."""
+    from kb_data.harness.sampler import FLUSH_WORDS, FlushWatch, words_at
 
     buf = torch.empty(1 << 20, dtype=torch.int32).fill_(123456789)
     base = buf.data_ptr()
@@ -483,3 +484,10 @@ def test_the_words_the_judge_reads_back_are_the_processs_own():
     assert words_at(os.getpid(), addrs) == [123456789, -7, 123456789, 123456789]
     with pytest.raises(OSError):
         words_at(os.getpid(), [0x1000])
+    buf[1000] = 123456789
+    end = base + buf.numel() * 4
+    for value, found in ((123456789, None), (5, f"{FLUSH_WORDS} of {FLUSH_WORDS} words")):
+        watch = FlushWatch([os.getpid()], base, end, within_ms=5.0)
+        watch.start()
+        got = watch.stop(value)
+        assert got is None if found is None else found in got, got
