@@ -238,14 +238,29 @@ _devices: dict = {}
 def cuda_devices() -> list[dict]:
     """The CUDA devices visible here ({"name", "capability", "memory_bytes"} each), asked in a worker child: the grading
     parent never initialises CUDA itself. With a CUDA context in the parent, torch.compile inside the candidate's
-    sandbox failed with "unspecified launch failure"."""
+    sandbox failed with "unspecified launch failure". A torch built for the CPU alone is answered here (no child)."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible not in _devices and _cpu_only_torch():
+        _devices[visible] = []
     if visible not in _devices:
         got = run_isolated(_cuda_devices, {"cuda_visible_devices": visible}, 120)
         if not isinstance(got.get("devices"), list):
             raise RuntimeError(f"could not list the CUDA devices: {got.get('error')}")
         _devices[visible] = got["devices"]
     return _devices[visible]
+
+
+def _cpu_only_torch() -> bool:
+    """torch was built without CUDA or ROCm: no child needs asking (it costs a process start and torch's import)."""
+    from importlib import metadata
+
+    try:
+        if metadata.version("torch").endswith("+cpu"):
+            return True
+    except metadata.PackageNotFoundError:
+        pass
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.version.cuda is None and getattr(torch.version, "hip", None) is None
 
 
 def cuda_device(device: str) -> dict | None:

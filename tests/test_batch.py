@@ -282,6 +282,16 @@ def test_the_grading_parent_asks_a_worker_for_the_devices(monkeypatch):
     assert visible_devices("auto") and called == []
 
 
+@pytest.mark.skipif(torch.version.cuda is not None or getattr(torch.version, "hip", None) is not None,
+                    reason="a torch built for a GPU is asked in a child")
+def test_a_cpu_only_torch_answers_the_device_list_without_a_child(monkeypatch):
+    from kb_data.harness import worker
+
+    monkeypatch.setattr(worker, "_devices", {})
+    monkeypatch.setattr(worker, "run_isolated", lambda *a, **k: pytest.fail("a child was started"))
+    assert worker.cuda_devices() == [] and worker.cuda_device("cuda:0") is None
+
+
 def _frozen_objects(_job: dict) -> dict:
     import gc
 
