@@ -335,8 +335,9 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     framework libraries the process maps in any way. None if unreadable."""
     out, present = [], set()
     try:
-        written = _privately_written(pid)
-        for lo, hi, offset, ident, path, perms in _mappings(pid):
+        mappings = list(_mappings(pid))
+        written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in mappings if "x" in perms])
+        for lo, hi, offset, ident, path, perms in mappings:
             if ident in own:
                 present.add(ident)
             if "x" not in perms:
@@ -374,18 +375,23 @@ def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: 
     return True
 
 
-def _privately_written(pid: int | str) -> set[int]:
-    """The starts of a process's executable mappings that hold pages it wrote itself (copy-on-write copies, counted
-    as `Anonymous` by the kernel): their code is not their file's."""
-    out, start, executable = set(), 0, False
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            head = line.split(" ", 2)
-            if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line: range, permissions, ...
-                start, executable = int(head[0].split("-")[0], 16), "x" in head[1]
-            elif executable and head[0] == "Anonymous:" and line.split()[1] != "0":
-                out.add(start)
+def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int]:
+    """The starts of the ranges (a process's executable mappings) that hold a page the process wrote itself: a
+    copy-on-write copy, present but no longer its file's page, or swapped out (only anonymous pages swap): their code
+    is not their file's. Read from the page map's flags, about five times cheaper than /proc/PID/smaps' text."""
+    out = set()
+    with open(f"/proc/{pid}/pagemap", "rb", buffering=0) as f:
+        for lo, hi in ranges:
+            entries = os.pread(f.fileno(), (hi - lo) // _PAGE * 8, lo // _PAGE * 8)
+            if _WRITTEN_PAGE in entries[7::8].translate(_WRITTEN_FLAGS):  # each entry's top byte: bits 56-63
+                out.add(lo)
     return out
+
+
+# a page map entry's top byte -> 1 where the page is present and not a file's (bit 63 set, bit 61 clear) or swapped
+# (bit 62), else 0 (Documentation/admin-guide/mm/pagemap.rst)
+_WRITTEN_FLAGS = bytes(int(bool((b & 0x80 and not b & 0x20) or b & 0x40)) for b in range(256))
+_WRITTEN_PAGE = b"\x01"
 
 
 def _replaced_framework_code(regions: list[Region], present: set, mine: dict) -> set[tuple[str, int]]:

@@ -310,6 +310,8 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
         try:
             if write:
                 m[:4] = b"\x90\x90\x90\xc3"
+            else:
+                assert m[4096] == 0xc3  # a page read in is present, and still the file's
             starts = {lo for lo, _, _, _, name, perms in _mappings("self") if name == path and "x" in perms}
             regions, _ = _executable_regions(os.getpid(), {}, since)
             return [r[2] for r in regions if r[0] in starts]
