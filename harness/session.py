@@ -65,6 +65,8 @@ class Candidate:
         self.flush_watch = None  # (pids, lo, hi): the timer's flush buffer on a CPU, found before the submission loaded
         self.flush_foreign = None  # (flag, why): what a timed batch's FlushWatch found, or the buffer not found at all
         self.last_round_trip_ms = 0.0  # the window a timed batch's flush watch draws its moments in
+        self.forward_clock = None  # a CPU candidate's forward thread's schedstat file, found before the submission loaded
+        self.forward_clock_lost = None  # why that clock could not be read (found in no process, or unreadable since)
         self.res = res
         res["sandbox"] = level
 
@@ -86,6 +88,39 @@ class Candidate:
         else:
             self.flush_foreign = ("check_failed", f"the timer's flush buffer ({reported!r:.80}) was found in no "
                                                   "process of the sandbox before the submission loaded")
+
+    def watch_forward_thread(self, reported) -> None:
+        """The thread the candidate runs its timed forwards on, as it reported it in the calibration, before the
+        submission loaded (its thread id in the sandbox's own pid namespace): found among the sandbox's tasks by
+        their NSpid, its CPU clock is what forward_cpu_ms() reads. Found in none, the check cannot run: a failure."""
+        tid = reported.get("forward") if isinstance(reported, dict) else None
+        for pid in self.sb.pids() if type(tid) is int and tid > 0 else []:
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/status") as f:
+                        ns = next((line.split()[1:] for line in f if line.startswith("NSpid:")), [])
+                except OSError:
+                    continue
+                if ns and ns[-1] == str(tid):
+                    self.forward_clock = f"/proc/{pid}/task/{task}/schedstat"
+                    return
+        self.forward_clock_lost = f"its forward thread ({reported!r:.80}) was found in no process of the sandbox"
+
+    def forward_cpu_ms(self) -> float | None:
+        """The CPU time so far of the candidate's forward thread (a CPU grading), or None without one; a clock that
+        can no longer be read is kept as a failure."""
+        if self.forward_clock is None:
+            return None
+        try:
+            with open(self.forward_clock) as f:
+                return int(f.read().split()[0]) / 1e6
+        except (OSError, ValueError, IndexError) as e:
+            self.forward_clock_lost = self.forward_clock_lost or f"its forward thread's clock could not be read ({e})"
+            return None
 
     def flush_watcher(self) -> FlushWatch | None:
         """A watch on the flush buffer for the next timed batch, where there is one."""

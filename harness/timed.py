@@ -101,14 +101,15 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
-                reply, wall, cpu_ms, held = _round_trip(cand, msg, "timing", fill)
+                reply, wall, cpu_ms, held, forward_ms = _round_trip(cand, msg, "timing", fill)
                 for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
                     t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
                     cand.check_input_slots(t["inputs"], _prefix(c))
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
-                                     any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms)
+                                     any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms,
+                                     forward_ms)
                 bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
@@ -183,6 +184,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     _bound_claims(res, bounds, ctx, rules)
     if cand.flush_foreign is not None:
         flag(res, *cand.flush_foreign)
+    if cand.forward_clock_lost is not None:  # the forward thread's floor could not be read: not a pass
+        flag(res, "check_failed", f"timing: {cand.forward_clock_lost}")
     if "timing_bound" in res["flag_details"]:
         res["flag_details"]["timing_bound"].update(
             calls_per_round_trip=ctx["batch"],
@@ -312,6 +315,8 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
                           **({"gate": page[0].to_msg()} if page else {})}, "calibration")
     if device.type == "cpu" and rules["l2_flush"]:
         cand.watch_flush_buffer(reply.get("flush_buffer"))
+    if device.type == "cpu":
+        cand.watch_forward_thread(reply.get("threads"))
     if page is not None:
         gate = channel.field(reply, "gate", str, optional=True, max_len=500) or "unavailable: no answer"
         if gate == "ok":
@@ -320,33 +325,37 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
             ctx["gate"] = gate
     k = ctx["batch"]
     msg, fill = _batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
-    extra, flushes, cpu = [], [], []
+    extra, flushes, cpu, forward = [], [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
-    for replies, wall, cpu_ms in _calibration_batches(cand, msg, fill, calls, k):
+    for replies, wall, cpu_ms, forward_ms in _calibration_batches(cand, msg, fill, calls, k):
         extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
         flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
         if cpu_ms is not None:
             cpu.append(cpu_ms / k)
+        if forward_ms is not None:
+            forward.append(forward_ms / k)
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
+    # ... and on its forward thread (the flush and the call's glue; the copies run aside)
+    ctx["overhead_forward_ms"] = statistics.median(forward) if forward else None
     if cand.gate_page is not None:
         # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
         # two calls is then on the clock too; measured with the gate opened before the batch is queued
         ctx["overhead_host_ms"] = statistics.median(
             (wall - sum(channel.field(r, "ms", float) for r in replies)) / k
-            for replies, wall, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
+            for replies, wall, _, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
                                                          CALIBRATION_CALLS_HOST, k))
     return statistics.median(extra)
 
 
 def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
-    """(replies, wall ms, the sandbox's CPU ms) of the no-work batches covering `calls` calls, after one that warms
-    up."""
+    """(replies, wall ms, the sandbox's CPU ms, its forward thread's CPU ms) of the no-work batches covering `calls`
+    calls, after one that warms up."""
     for b in range(1 + -(-calls // k)):
-        reply, wall, cpu_ms, _ = _round_trip(cand, msg, "calibration", fill)
+        reply, wall, cpu_ms, _, forward_ms = _round_trip(cand, msg, "calibration", fill)
         replies = _batch_replies(reply, k)
         if b:
-            yield replies, wall, cpu_ms
+            yield replies, wall, cpu_ms, forward_ms
 
 
 def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object]:
@@ -364,11 +373,11 @@ def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, objec
     return msg, fill
 
 
-def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None, bool]:
+def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None, bool, float | None]:
     """A batch of timed calls behind the gate: sent, queued by the candidate, its inputs written (`fill`), the gate
     opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None,
-    whether the batch said it was queued before the gate opened). Nothing of the batch can start on its inputs
-    before the gate opens: they are not there yet."""
+    whether the batch said it was queued before the gate opened, its forward thread's CPU ms or None). Nothing of the
+    batch can start on its inputs before the gate opens: they are not there yet."""
     mark = {}
 
     def ready(held: bool):
@@ -384,14 +393,15 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
                 mark["sampler"] = sampler
             except SamplerUnavailable as e:
                 cand.sampler_error = str(e)
-        mark["held"], mark["cpu"], mark["t"] = held, cand.cpu_ms(), timing._perf_counter()
+        mark["held"], mark["cpu"], mark["forward"] = held, cand.cpu_ms(), cand.forward_cpu_ms()
+        mark["t"] = timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
     value = msg["flush_value"] = secrets.randbits(31) | 1 if stage == "timing" and cand.flush_watch else None
-    c1 = None
+    c1 = f1 = None
     try:
         reply = cand.request(msg, stage, ready=ready)
-        end, c1 = timing._perf_counter(), cand.cpu_ms()  # before the samples are read
+        end, c1, f1 = timing._perf_counter(), cand.cpu_ms(), cand.forward_cpu_ms()  # before the samples are read
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
@@ -402,11 +412,12 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
         raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
     wall = (end - mark["t"]) * 1e3
     cand.last_round_trip_ms = wall
-    return reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"]
+    return (reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"],
+            None if mark["forward"] is None or f1 is None else f1 - mark["forward"])
 
 
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,
-                 held: bool, cpu_ms: float | None = None) -> dict:
+                 held: bool, cpu_ms: float | None = None, forward_ms: float | None = None) -> dict:
     """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
     work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
     than the slack x and the margin under it. On a GPU with the gate, the clock ran from the gate's opening: a batch
@@ -415,7 +426,11 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     off too). Without the gate (a CPU, whose timed calls pay a cache flush of milliseconds; a driver without stream
     memory operations) the slack and the margin per call are wide. On a CPU with the sandbox's own CPU account
     (`cpu_ms` over the batch), that account less a no-work call's bounds the trusted figure too: the lower of the
-    two stands, so that a host's load, which stretches the round trip, does not call an honest claim forged."""
+    two stands, so that a host's load, which stretches the round trip, does not call an honest claim forged. And with
+    the CPU clock of the thread the forwards ran on (`forward_ms`; the harness's copies run on another), that clock
+    less a no-work call's is a floor of its own, on a narrow margin: a call's wall time is never under its thread's
+    CPU time, so an honest claim stands over it however loaded the host is, and work done there but left out of the
+    claims (a slowed or rewritten clock) shows however short the call."""
     gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
     if gated:
         overhead = ctx["overhead_ms"] if held else ctx["overhead_host_ms"]
@@ -431,6 +446,12 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
              "held": held if gated else None}
+    if forward_ms is not None and ctx.get("overhead_forward_ms") is not None:
+        trusted_forward = forward_ms / calls - ctx["overhead_forward_ms"]
+        bound["trusted_forward_ms"] = trusted_forward
+        floor = (trusted_forward - rules["timing_bound_margin_ms_forward"]) / rules["timing_bound_slack_forward"]
+        if floor > bound["floor_ms"]:
+            bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward))
     if trusted_cpu is not None:
         bound["trusted_cpu_ms"] = trusted_cpu
         # more CPU than its cores could give in the batch's time: it ran on more than its share (the paired reference
@@ -460,6 +481,7 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
     worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
     res["flag_details"]["timing_bound"] = {
         "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "trusted_cpu_ms": worst.get("trusted_cpu_ms"),
+        "trusted_forward_ms": worst.get("trusted_forward_ms"),
         "overhead_ms": ctx["overhead_ms"], "overhead_host_ms": ctx.get("overhead_host_ms"), "slack": worst["slack"],
         "margin_ms": worst["margin_ms"], "batches": len(counted), "over_bound": len(over),
         "floored": sum(bool(b.get("floored")) for b in counted), "over_round_trip": len(impossible),

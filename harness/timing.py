@@ -270,7 +270,7 @@ class Timer:
         return ms, kept["out"], kept["snap"], flush_ms
 
     def timed_batch(self, calls: list, hold=None, queued=None, open_first: bool = False,
-                    head_start_ms: float = 0.0) -> list[tuple]:
+                    head_start_ms: float = 0.0, aside=None) -> list[tuple]:
         """A batch of timed calls queued back to back and synchronised once, at the end: for each `(prepare, call,
         after)`, prepare() queues the call's input copies, then `flush -> start -> call() -> end`, then after(out)
         (the outputs' delivery, which copies them right after the end event: a write that lands later, from work
@@ -283,19 +283,22 @@ class Timer:
         call. `head_start_ms`, on a GPU: a spin kernel that long ahead of the batch, the judge's equivalent of the
         candidate's gate (whose batch waits until it is queued, or QUEUE_WAIT_S): a forward whose host work outlasts
         its GPU work is then timed by its GPU work on both sides. Returns (ms, flush ms or None) per call, and sets
-        `queued_ms`, the host's time to queue the batch (on a GPU)."""
+        `queued_ms`, the host's time to queue the batch (on a GPU). `aside(fn)`, on a CPU, runs fn on another thread
+        and waits for it: the calls' prepare() and after() then run there, and this thread does the flushes and the
+        calls alone (the outputs are freed there too)."""
         got = []
         if not self.cuda:
             if queued is not None:
                 queued()
+            run = aside or _run_here
             for prepare, call, after in calls:
-                prepare()
+                run(prepare)
                 self.flush()
                 t0 = _perf_counter()
-                out = call()
-                _touch(out)
+                held = [call()]
+                _touch(held[0])
                 ms = (_perf_counter() - t0) * 1e3
-                after(out)
+                run(lambda: after(held.pop()))  # the outputs' last reference goes there too: their pages are freed aside
                 got.append((ms, None))
             return got
         t0 = _perf_counter()
@@ -403,6 +406,10 @@ class GpuAlone:
     @property
     def median_ms(self) -> float | None:
         return statistics.median(self.times_ms) if self.times_ms else None
+
+
+def _run_here(fn):
+    return fn()
 
 
 def _nothing() -> None:

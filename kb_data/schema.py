@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.14"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.15"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -39,6 +39,8 @@ SCHEMA_VERSION = "1.14"  # 1.1: timing_method on baselines and run records; 1.2:
 # profile_busy_margin_ms_cpu) and a CPU batch held to its share of the cores (cpu_share_slack, cpu_share_margin_ms);
 # 1.13: a CPU's timed calls held to the framework time the profile's ops cover (framework_unseen_margin_ms_cpu)
 # 1.14: that allowance's own slack (framework_unseen_slack_cpu), apart from the profiled call's busy-time slack
+# 1.15: a CPU's timed calls held to their forward thread's CPU clock (timing_bound_slack_forward,
+# timing_bound_margin_ms_forward)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -167,6 +169,8 @@ RULES = pa.struct([
     ("cpu_share_margin_ms", F64),    # ... of its round trip, plus this, is timed as its work takes on that share
     ("framework_unseen_slack_cpu", F64),  # CPU time a timed call spent in the framework's code over this many
     ("framework_unseen_margin_ms_cpu", F64),  # ... times the profile's ops x threads, plus this, is profile_mismatch
+    ("timing_bound_slack_forward", F64),  # a CPU batch's claims under its forward thread's CPU clock (less a no-work
+    ("timing_bound_margin_ms_forward", F64),  # call's) over this many times, plus this a call: floored, as above
 ])
 
 

@@ -49,6 +49,12 @@ def _assert_verdict(entry, rec):
         assert rec.correct and rec.sol_ms > 0, where
     elif entry.status == "caught":
         assert rec.status != "ok", where
+    elif entry.status == "floored":  # forged claims: not believed in any counted batch (a grading of few trials may
+        # have one, which a single stalled batch of an honest one could also put under the bound: timed, not flagged)
+        if rec.status == "ok":
+            assert bound and bound["floored"] == bound["batches"] >= 1, where
+        else:
+            assert rec.status == "rejected" and "timer_tampered" in rec.flags, where
     elif entry.status == "unaffected":  # an attack the trust boundary makes moot: graded on its own work
         assert rec.status == "ok" and not failing, where
         assert rec.speedup is not None and rec.speedup < UNAFFECTED_MAX_SPEEDUP, where

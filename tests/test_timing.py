@@ -396,6 +396,36 @@ def test_a_cpu_timed_call_reads_its_outputs_before_the_timer_stops(monkeypatch):
     assert events == ["clock", "read", "clock", "delivered"], events
 
 
+def test_a_cpu_batch_runs_its_copies_on_the_aside_thread_and_its_flushes_and_calls_here():
+    """The candidate's CPU timed batch (harness/candidate.Aside): each call's input copy and output delivery run on the
+    aside thread, its flush and forward on the calling thread, whose CPU clock the judge reads; the outputs' last
+    reference goes aside with them (their pages are freed there); an exception aside is raised here."""
+    import threading
+    import weakref
+
+    from kb_data.harness.candidate import Aside
+
+    aside, here, seen = Aside(), threading.get_native_id(), []
+    assert aside.native_id not in (None, here)
+    timer = timing.Timer(torch.device("cpu"), flush_bytes=1 << 20)
+    flush = timer.flush
+    timer.flush = lambda: (seen.append(("flush", threading.get_native_id())), flush())
+
+    def call():
+        seen.append(("call", threading.get_native_id()))
+        out = torch.ones(4096)
+        weakref.finalize(out, lambda: seen.append(("freed", threading.get_native_id())))
+        return out
+
+    timer.timed_batch([(lambda: seen.append(("prepare", threading.get_native_id())), call,
+                        lambda out: seen.append(("after", threading.get_native_id())))] * 2, aside=aside.run)
+    where = {"prepare": aside.native_id, "flush": here, "call": here, "after": aside.native_id, "freed": aside.native_id}
+    assert seen == [(step, where[step]) for step in ("prepare", "flush", "call", "after", "freed") * 2], seen
+    with pytest.raises(ZeroDivisionError):
+        aside.run(lambda: 1 / 0)
+    assert aside.run(lambda: 7) == 7
+
+
 def test_a_timed_call_that_misses_a_compiled_paired_reference_is_judged_by_the_eager_one():
     """A compiled paired reference may stand up to the tolerance away from the eager one: a candidate as exact as the
     eager reference must not be `stale_output` for it, and one that is wrong must still be."""

@@ -160,3 +160,34 @@ def test_a_job_may_cap_the_timed_calls_per_round_trip():
     assert capped.status == default.status == "ok"
     rounds = lambda rec: json.loads(rec.flag_details)["timing_bound"]["calls_per_round_trip"]
     assert rounds(capped) == 1 and rounds(default) > 1
+
+
+def test_on_a_cpu_the_forward_threads_clock_floors_a_short_call_the_round_trip_cannot_see():
+    """A CPU call of a third of a millisecond is far inside the round trip's 10 ms margin; the CPU clock of the thread
+    the forwards ran on (the harness's copies run on another) is not: a call's wall time is never under its thread's
+    CPU time, so claims cut to a fifth are under its floor whatever the host's load, and honest claims are not."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    cpu, ctx = torch.device("cpu"), {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_forward_ms": 0.4}
+
+    def verdict(claim, forward_per_call, wall_per_call=None, k=8):
+        res = {"flags": [], "flag_details": {}}
+        wall = (wall_per_call if wall_per_call is not None else forward_per_call) + 3.0
+        bounds = [timed_loop._batch_bound(wall * k, k, claim, True, ctx, CHECKS, cpu, False,
+                                          cpu_ms=(forward_per_call + 3.0) * k, forward_ms=(forward_per_call + 0.4) * k)
+                  for _ in range(3)]
+        timed_loop._bound_claims(res, bounds, ctx, CHECKS)
+        return res["flags"], res["flag_details"]["timing_bound"], bounds
+
+    flags, detail, _ = verdict(0.31, 0.30)
+    assert flags == [] and detail["trusted_forward_ms"] == pytest.approx(0.30) and detail["over_bound"] == 0
+    assert verdict(0.31, 0.30, wall_per_call=40.0)[0] == []  # a loaded host stretches the walls, not the clock
+    flags, detail, bounds = verdict(0.06, 0.30)  # claims cut to a fifth
+    assert flags == ["timer_tampered"] and detail["over_bound"] == 3
+    assert all(b["trusted_ms"] == pytest.approx(0.30) for b in bounds)  # what a floored batch is timed at
+    # the same cut without the forward thread's clock: inside the round trip's margin, believed
+    res = {"flags": [], "flag_details": {}}
+    timed_loop._bound_claims(res, [timed_loop._batch_bound(3.3 * 8, 8, 0.06, True, ctx, CHECKS, cpu, False,
+                                                           cpu_ms=3.3 * 8) for _ in range(3)], ctx, CHECKS)
+    assert res["flags"] == []

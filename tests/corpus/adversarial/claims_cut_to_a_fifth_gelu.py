@@ -5,8 +5,11 @@ call, is negative for a call of half a millisecond: nothing is under it.
 Session 29, this 2-core machine, graded with `grade(problem, code, options=Options(device="cpu", trials=T, warmup=1))`
 on tests/corpus/problems, T = 5 and 30: ok at 4.47x (one counted batch) and 4.36x (two), against
 honest/torch_gelu_erf's 0.75x and 0.89x. On a GPU the gated bound (1.1x + 0.02 ms a call) catches it.
+Caught since session 32 by the forward thread's CPU clock (the harness's copies run on a thread of their own): at 5
+trials its one counted batch is timed at the judge's figure (0.59x against honest 0.78x); at 30, rejected
+timer_tampered (both counted batches under the floor) or, with one, timed there (1.55x against 0.51x).
 Problem: v3/level1/26_GELU_
-Verdict: rejected [timer_tampered]
+Verdict: floored
 Device: cpu
 """
 import sys

@@ -7,8 +7,10 @@ builtin has no `__code__` (None before and after), no attribute is assigned (the
 no interpreter hook is set: `tampered` stays empty. Every timed call really runs the honest GELU; its claimed time
 is an eighth of the truth, and on the CPU the judge's bound (1.5x + 10 ms a call) holds only claims that are off
 by more than 10 ms. (A cousin of rt_slow_harness_clock, which replaced a module attribute and is now reported.)
+Red team session 18 (open/rt18 until session 32); caught since by the forward thread's CPU clock, which no clock of
+the candidate's own can slow: at 5 trials timed at the judge's figure (0.38x against honest 0.78x).
 Problem: v3/level1/26_GELU_
-Verdict: rejected [timer_tampered]
+Verdict: floored
 Device: cpu
 """
 import ctypes
