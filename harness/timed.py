@@ -325,37 +325,57 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
             ctx["gate"] = gate
     k = ctx["batch"]
     msg, fill = _batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
-    extra, flushes, cpu, forward = [], [], [], []
+    extra, flushes, cpu = [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
-    for replies, wall, cpu_ms, forward_ms in _calibration_batches(cand, msg, fill, calls, k):
+    for replies, wall, cpu_ms in _calibration_batches(cand, msg, fill, calls, k):
         extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
         flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
         if cpu_ms is not None:
             cpu.append(cpu_ms / k)
-        if forward_ms is not None:
-            forward.append(forward_ms / k)
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
-    # ... and on its forward thread (the flush and the call's glue; the copies run aside)
-    ctx["overhead_forward_ms"] = statistics.median(forward) if forward else None
+    if cand.forward_clock is not None:
+        ctx["overhead_forward"] = _forward_overhead(cand, inputs, ctx, device, k)
     if cand.gate_page is not None:
         # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
         # two calls is then on the clock too; measured with the gate opened before the batch is queued
         ctx["overhead_host_ms"] = statistics.median(
             (wall - sum(channel.field(r, "ms", float) for r in replies)) / k
-            for replies, wall, _, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
+            for replies, wall, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
                                                          CALIBRATION_CALLS_HOST, k))
     return statistics.median(extra)
 
 
+def _forward_overhead(cand, inputs, ctx, device, k: int) -> tuple[float, float] | None:
+    """What no-work batches cost the candidate's forward thread (its flushes and the glue between its calls; the
+    copies run aside), as (ms a batch, ms a call): a least-squares line through batches of 1 to k calls, the higher
+    of two at each size (a higher figure only lowers the floor), after the calibration above has warmed the path. A
+    batch's share is about as large as a call's, so a batch of few calls (a grading of few trials) must not be held
+    to the per-call figure of a long one. None when the clock gave no reading."""
+    sizes = [n for n in (1, 2, 4, 8) if n < k] + [k]
+    got: dict[int, float] = {}
+    for n in sizes * 2:
+        msg, fill = _batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
+        forward_ms = _round_trip(cand, msg, "calibration", fill)[4]
+        if forward_ms is None:
+            return None
+        got[n] = max(got.get(n, 0.0), forward_ms)
+    points = list(got.items())
+    mean_n, mean_ms = statistics.fmean(n for n, _ in points), statistics.fmean(ms for _, ms in points)
+    spread = sum((n - mean_n) ** 2 for n, _ in points)
+    per_call = sum((n - mean_n) * (ms - mean_ms) for n, ms in points) / spread if spread else mean_ms / mean_n
+    per_call = max(per_call, 0.0)
+    return max(mean_ms - per_call * mean_n, 0.0), per_call
+
+
 def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
-    """(replies, wall ms, the sandbox's CPU ms, its forward thread's CPU ms) of the no-work batches covering `calls`
-    calls, after one that warms up."""
+    """(replies, wall ms, the sandbox's CPU ms) of the no-work batches covering `calls` calls, after one that warms
+    up."""
     for b in range(1 + -(-calls // k)):
-        reply, wall, cpu_ms, _, forward_ms = _round_trip(cand, msg, "calibration", fill)
+        reply, wall, cpu_ms, _, _ = _round_trip(cand, msg, "calibration", fill)
         replies = _batch_replies(reply, k)
         if b:
-            yield replies, wall, cpu_ms, forward_ms
+            yield replies, wall, cpu_ms
 
 
 def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object]:
@@ -428,7 +448,7 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     (`cpu_ms` over the batch), that account less a no-work call's bounds the trusted figure too: the lower of the
     two stands, so that a host's load, which stretches the round trip, does not call an honest claim forged. And with
     the CPU clock of the thread the forwards ran on (`forward_ms`; the harness's copies run on another), that clock
-    less a no-work call's is a floor of its own, on a narrow margin: a call's wall time is never under its thread's
+    less a no-work batch of as many calls (`_forward_overhead`) is a floor of its own, on a narrow margin: a call's wall time is never under its thread's
     CPU time, so an honest claim stands over it however loaded the host is, and work done there but left out of the
     claims (a slowed or rewritten clock) shows however short the call."""
     gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
@@ -446,8 +466,9 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
              "held": held if gated else None}
-    if forward_ms is not None and ctx.get("overhead_forward_ms") is not None:
-        trusted_forward = forward_ms / calls - ctx["overhead_forward_ms"]
+    if forward_ms is not None and ctx.get("overhead_forward") is not None:
+        per_batch, per_call = ctx["overhead_forward"]
+        trusted_forward = (forward_ms - per_batch) / calls - per_call
         bound["trusted_forward_ms"] = trusted_forward
         floor = (trusted_forward - rules["timing_bound_margin_ms_forward"]) / rules["timing_bound_slack_forward"]
         if floor > bound["floor_ms"]:

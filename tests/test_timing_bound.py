@@ -169,7 +169,7 @@ def test_on_a_cpu_the_forward_threads_clock_floors_a_short_call_the_round_trip_c
     from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
-    cpu, ctx = torch.device("cpu"), {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_forward_ms": 0.4}
+    cpu, ctx = torch.device("cpu"), {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_forward": (0.0, 0.4)}
 
     def verdict(claim, forward_per_call, wall_per_call=None, k=8):
         res = {"flags": [], "flag_details": {}}
