@@ -325,40 +325,44 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
             ctx["gate"] = gate
     k = ctx["batch"]
     msg, fill = _batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
-    extra, flushes, cpu = [], [], []
+    extra, flushes, cpu, forward = [], [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
-    for replies, wall, cpu_ms in _calibration_batches(cand, msg, fill, calls, k):
+    for replies, wall, cpu_ms, forward_ms in _calibration_batches(cand, msg, fill, calls, k):
         extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
         flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
         if cpu_ms is not None:
             cpu.append(cpu_ms / k)
+        if forward_ms is not None:
+            forward.append((k, forward_ms))
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
-    if cand.forward_clock is not None:
-        ctx["overhead_forward"] = _forward_overhead(cand, inputs, ctx, device, k)
+    if cand.forward_clock is not None and forward:
+        ctx["overhead_forward"] = _forward_overhead(cand, inputs, ctx, device, forward)
     if cand.gate_page is not None:
         # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
         # two calls is then on the clock too; measured with the gate opened before the batch is queued
         ctx["overhead_host_ms"] = statistics.median(
             (wall - sum(channel.field(r, "ms", float) for r in replies)) / k
-            for replies, wall, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
+            for replies, wall, _, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
                                                          CALIBRATION_CALLS_HOST, k))
     return statistics.median(extra)
 
 
-def _forward_overhead(cand, inputs, ctx, device, k: int) -> tuple[float, float] | None:
+def _forward_overhead(cand, inputs, ctx, device, measured: list) -> tuple[float, float] | None:
     """What no-work batches cost the candidate's forward thread (its flushes and the glue between its calls; the
-    copies run aside), as (ms a batch, ms a call): a least-squares line through batches of 1 to k calls, the higher
-    of two at each size (a higher figure only lowers the floor), after the calibration above has warmed the path. A
-    batch's share is about as large as a call's, so a batch of few calls (a grading of few trials) must not be held
-    to the per-call figure of a long one. None when the clock gave no reading."""
-    sizes = [n for n in (1, 2, 4, 8) if n < k] + [k]
+    copies run aside), as (ms a batch, ms a call): a least-squares line through the calibration's batches of the
+    loop's size (`measured`, (calls, ms) each), one more of them and two each of 1 and 3 calls, the higher reading at
+    each size (a higher figure only lowers the floor). A batch's share is about as large as a call's, so a batch of
+    few calls (a grading of few trials) must not be held to the per-call figure of a long one. None when the clock
+    gave no reading."""
+    k = measured[0][0]
     got: dict[int, float] = {}
-    for n in sizes * 2:
-        msg, fill = _batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
-        forward_ms = _round_trip(cand, msg, "calibration", fill)[4]
+    for n, forward_ms in measured + [(n, None) for n in (1, 3, 1, 3, k) if n <= k]:
         if forward_ms is None:
-            return None
+            msg, fill = _batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
+            forward_ms = _round_trip(cand, msg, "calibration", fill)[4]
+            if forward_ms is None:
+                return None
         got[n] = max(got.get(n, 0.0), forward_ms)
     points = list(got.items())
     mean_n, mean_ms = statistics.fmean(n for n, _ in points), statistics.fmean(ms for _, ms in points)
@@ -369,13 +373,13 @@ def _forward_overhead(cand, inputs, ctx, device, k: int) -> tuple[float, float] 
 
 
 def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
-    """(replies, wall ms, the sandbox's CPU ms) of the no-work batches covering `calls` calls, after one that warms
-    up."""
+    """(replies, wall ms, the sandbox's CPU ms, its forward thread's CPU ms) of the no-work batches covering `calls`
+    calls, after one that warms up."""
     for b in range(1 + -(-calls // k)):
-        reply, wall, cpu_ms, _, _ = _round_trip(cand, msg, "calibration", fill)
+        reply, wall, cpu_ms, _, forward_ms = _round_trip(cand, msg, "calibration", fill)
         replies = _batch_replies(reply, k)
         if b:
-            yield replies, wall, cpu_ms
+            yield replies, wall, cpu_ms, forward_ms
 
 
 def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object]:

@@ -7,10 +7,10 @@ builtin has no `__code__` (None before and after), no attribute is assigned (the
 no interpreter hook is set: `tampered` stays empty. Every timed call really runs the honest GELU; its claimed time
 is an eighth of the truth, and on the CPU the judge's bound (1.5x + 10 ms a call) holds only claims that are off
 by more than 10 ms. (A cousin of rt_slow_harness_clock, which replaced a module attribute and is now reported.)
-Red team session 18 (open/rt18 until session 32); caught since by the forward thread's CPU clock, which no clock of
-the candidate's own can slow: at 5 trials timed at the judge's figure (0.38x against honest 0.78x).
+Session 32, the forward thread's CPU clock as landed: floored at 5 trials in 8 of 8 gradings, both batches at 30
+trials in 5 of 6 (the sixth: one); kept open until that is deterministic. On a 2 ms call: adversarial/inplace_builtin_clock_matmul.
 Problem: v3/level1/26_GELU_
-Verdict: floored
+Verdict: rejected [timer_tampered]
 Device: cpu
 """
 import ctypes

@@ -5,11 +5,13 @@ call, is negative for a call of half a millisecond: nothing is under it.
 Session 29, this 2-core machine, graded with `grade(problem, code, options=Options(device="cpu", trials=T, warmup=1))`
 on tests/corpus/problems, T = 5 and 30: ok at 4.47x (one counted batch) and 4.36x (two), against
 honest/torch_gelu_erf's 0.75x and 0.89x. On a GPU the gated bound (1.1x + 0.02 ms a call) catches it.
-Caught since session 32 by the forward thread's CPU clock (the harness's copies run on a thread of their own): at 5
-trials its one counted batch is timed at the judge's figure (0.59x against honest 0.78x); at 30, rejected
-timer_tampered (both counted batches under the floor) or, with one, timed there (1.55x against 0.51x).
+Session 32, the forward thread's CPU clock as landed: its one counted batch at 5 trials is floored (timed at the
+judge's figure: 0.59x against honest 0.78x) in 7 of 8 gradings; at 30 trials both batches (`timer_tampered`) in 5 of
+10, one in 4, none in 1: a 0.3 ms call is within three times the clock's noise (about 0.1 ms a call).
+Kept open until that is deterministic; the same forgery on a 2 ms call is caught every time
+(adversarial/claims_cut_to_a_fifth_matmul).
 Problem: v3/level1/26_GELU_
-Verdict: floored
+Verdict: rejected [timer_tampered]
 Device: cpu
 """
 import sys
