@@ -353,8 +353,8 @@ def _forward_overhead(cand, inputs, ctx, device, measured: list) -> tuple[float,
     copies run aside), as (ms a batch, ms a call): a least-squares line through the calibration's batches of the
     loop's size (`measured`, (calls, ms) each), one more of them and two each of 1 and 3 calls, the higher reading at
     each size (a higher figure only lowers the floor). A batch's share is about as large as a call's, so a batch of
-    few calls (a grading of few trials) must not be held to the per-call figure of a long one. None when the clock
-    gave no reading."""
+    few calls (a grading of few trials) must not be held to the per-call figure of a long one. Sampled as the timed
+    batches are (the kernel's sampling costs that thread 0.06-0.1 ms a call). None when the clock gave no reading."""
     k = measured[0][0]
     got: dict[int, float] = {}
     for n, forward_ms in measured + [(n, None) for n in (1, 3, 1, 3, k) if n <= k]:
