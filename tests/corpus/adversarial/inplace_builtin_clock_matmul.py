@@ -1,5 +1,6 @@
-"""tests/corpus/open/rt18_inplace_builtin_clock_gelu's clock (the existing `time.perf_counter` object's method table pointed
-through ctypes at a clock running at 1/8 speed, so the candidate's tamper report stays empty) on a call of about 2 ms:
+"""tests/corpus/open/rt18_inplace_builtin_clock_gelu's clock (the existing `time.perf_counter` object's method
+table pointed through ctypes at a clock running at 1/8 speed, so the candidate's tamper report stays empty) on a call
+of about 2 ms:
 the honest level-2 fusion of honest/torch_fused_matmul_scale_residual. Every claim is an eighth of the truth, inside
 the round trip's 10 ms margin; the forward thread's CPU clock (session 32) stands 2 ms a call over a 0.25 ms claim.
 Problem: v3/level2/40_Matmul_Scaling_ResidualAdd
