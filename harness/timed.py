@@ -364,12 +364,12 @@ def _forward_overhead(cand, inputs, ctx, device, measured: list) -> tuple[float,
             if forward_ms is None:
                 return None
         got[n] = max(got.get(n, 0.0), forward_ms)
-    points = list(got.items())
-    mean_n, mean_ms = statistics.fmean(n for n, _ in points), statistics.fmean(ms for _, ms in points)
-    spread = sum((n - mean_n) ** 2 for n, _ in points)
-    per_call = sum((n - mean_n) * (ms - mean_ms) for n, ms in points) / spread if spread else mean_ms / mean_n
-    per_call = max(per_call, 0.0)
-    return max(mean_ms - per_call * mean_n, 0.0), per_call
+    if len(got) < 2:  # batches of one size only (a loop of one call): all of it a call's
+        return 0.0, got[k] / k
+    per_call, per_batch = statistics.linear_regression(list(got), list(got.values()))
+    if per_call < 0:
+        per_call, per_batch = 0.0, statistics.fmean(got.values())
+    return max(per_batch, 0.0), per_call
 
 
 def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
@@ -452,9 +452,9 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     (`cpu_ms` over the batch), that account less a no-work call's bounds the trusted figure too: the lower of the
     two stands, so that a host's load, which stretches the round trip, does not call an honest claim forged. And with
     the CPU clock of the thread the forwards ran on (`forward_ms`; the harness's copies run on another), that clock
-    less a no-work batch of as many calls (`_forward_overhead`) is a floor of its own, on a narrow margin: a call's wall time is never under its thread's
-    CPU time, so an honest claim stands over it however loaded the host is, and work done there but left out of the
-    claims (a slowed or rewritten clock) shows however short the call."""
+    less a no-work batch of as many calls (`_forward_overhead`) is a floor of its own, on a narrow margin: a call's
+    wall time is never under its thread's CPU time, so an honest claim stands over it however loaded the host is,
+    and work done there but left out of the claims (a slowed or rewritten clock) shows however short the call."""
     gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
     if gated:
         overhead = ctx["overhead_ms"] if held else ctx["overhead_host_ms"]
