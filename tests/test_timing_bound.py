@@ -186,6 +186,11 @@ def test_on_a_cpu_the_forward_threads_clock_floors_a_short_call_the_round_trip_c
     flags, detail, bounds = verdict(0.06, 0.30)  # claims cut to a fifth
     assert flags == ["timer_tampered"] and detail["over_bound"] == 3
     assert all(b["trusted_ms"] == pytest.approx(0.30) for b in bounds)  # what a floored batch is timed at
+    # a batch's own share of the no-work cost (its handshake and reply) comes off once, not once a call: an honest
+    # batch of two calls with 1 ms of it is not floored
+    two = timed_loop._batch_bound(3.3 * 2, 2, 0.30, True, {**ctx, "overhead_forward": (1.0, 0.55)}, CHECKS, cpu,
+                                  False, cpu_ms=3.3 * 2, forward_ms=1.0 + (0.55 + 0.30) * 2)
+    assert two["trusted_forward_ms"] == pytest.approx(0.30) and two["floor_ms"] < 0.30
     # the same cut without the forward thread's clock: inside the round trip's margin, believed
     res = {"flags": [], "flag_details": {}}
     timed_loop._bound_claims(res, [timed_loop._batch_bound(3.3 * 8, 8, 0.06, True, ctx, CHECKS, cpu, False,
