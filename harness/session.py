@@ -29,6 +29,7 @@ EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
 QUEUED = {"queued": True}
+THREADS = ("forward", "aside")  # a CPU candidate's timing threads, whose clocks the judge reads (candidate.Aside)
 
 
 def flag(res: dict, name: str, detail) -> None:
@@ -65,8 +66,8 @@ class Candidate:
         self.flush_watch = None  # (pids, lo, hi): the timer's flush buffer on a CPU, found before the submission loaded
         self.flush_foreign = None  # (flag, why): what a timed batch's FlushWatch found, or the buffer not found at all
         self.last_round_trip_ms = 0.0  # the window a timed batch's flush watch draws its moments in
-        self.forward_clock = None  # a CPU candidate's forward thread's schedstat file, found before the submission loaded
-        self.forward_clock_lost = None  # why that clock could not be read (found in no process, or unreadable since)
+        self.thread_clocks = None  # a CPU candidate's timing threads' schedstat files, found before the submission loaded
+        self.thread_clock_lost = None  # why those clocks could not be read (found in no process, or unreadable since)
         self.res = res
         res["sandbox"] = level
 
@@ -89,12 +90,14 @@ class Candidate:
             self.flush_foreign = ("check_failed", f"the timer's flush buffer ({reported!r:.80}) was found in no "
                                                   "process of the sandbox before the submission loaded")
 
-    def watch_forward_thread(self, reported) -> None:
-        """The thread the candidate runs its timed forwards on, as it reported it in the calibration, before the
-        submission loaded (its thread id in the sandbox's own pid namespace): found among the sandbox's tasks by
-        their NSpid, its CPU clock is what forward_cpu_ms() reads. Found in none, the check cannot run: a failure."""
-        tid = reported.get("forward") if isinstance(reported, dict) else None
-        for pid in self.sb.pids() if type(tid) is int and tid > 0 else []:
+    def watch_threads(self, reported) -> None:
+        """The threads the candidate runs its timed forwards ("forward") and the harness's copies around them ("aside")
+        on, as it reported them in the calibration, before the submission loaded (thread ids in the sandbox's own pid
+        namespace): found among the sandbox's tasks by their NSpid, their CPU clocks are what thread_cpu_ms() reads.
+        Either found in none, the check cannot run: a failure."""
+        tids = {name: reported.get(name) if isinstance(reported, dict) else None for name in THREADS}
+        found: dict[str, str] = {}
+        for pid in self.sb.pids() if all(type(t) is int and t > 0 for t in tids.values()) else []:
             try:
                 tasks = os.listdir(f"/proc/{pid}/task")
             except OSError:
@@ -105,21 +108,26 @@ class Candidate:
                         ns = next((line.split()[1:] for line in f if line.startswith("NSpid:")), [])
                 except OSError:
                     continue
-                if ns and ns[-1] == str(tid):
-                    self.forward_clock = f"/proc/{pid}/task/{task}/schedstat"
-                    return
-        self.forward_clock_lost = f"its forward thread ({reported!r:.80}) was found in no process of the sandbox"
+                found.update((name, f"/proc/{pid}/task/{task}/schedstat") for name, tid in tids.items()
+                             if ns and ns[-1] == str(tid))
+        if len(found) == len(THREADS):
+            self.thread_clocks = found
+        else:
+            self.thread_clock_lost = f"its timing threads ({reported!r:.80}) were not all found in the sandbox"
 
-    def forward_cpu_ms(self) -> float | None:
-        """The CPU time so far of the candidate's forward thread (a CPU grading), or None without one; a clock that
-        can no longer be read is kept as a failure."""
-        if self.forward_clock is None:
+    def thread_cpu_ms(self) -> dict | None:
+        """The CPU time so far of the candidate's timing threads by name (a CPU grading), or None without them; a
+        clock that can no longer be read is kept as a failure."""
+        if self.thread_clocks is None:
             return None
         try:
-            with open(self.forward_clock) as f:
-                return int(f.read().split()[0]) / 1e6
+            out = {}
+            for name, path in self.thread_clocks.items():
+                with open(path) as f:
+                    out[name] = int(f.read().split()[0]) / 1e6
+            return out
         except (OSError, ValueError, IndexError) as e:
-            self.forward_clock_lost = self.forward_clock_lost or f"its forward thread's clock could not be read ({e})"
+            self.thread_clock_lost = self.thread_clock_lost or f"a timing thread's clock could not be read ({e})"
             return None
 
     def flush_watcher(self) -> FlushWatch | None:

@@ -101,7 +101,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
-                reply, wall, cpu_ms, held, forward_ms = _round_trip(cand, msg, "timing", fill)
+                reply, wall, cpu_ms, held, thread_ms = _round_trip(cand, msg, "timing", fill)
                 for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
                     t["reply"], t["ms"] = r, channel.field(r, "ms", float)
                     t["flush"] = channel.field(r, "flush_ms", float, optional=True)
@@ -109,7 +109,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     cand.check_input_slots(t["inputs"], _prefix(c))
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
                                      any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms,
-                                     forward_ms)
+                                     thread_ms)
                 bounds.append(bound)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
@@ -184,8 +184,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     _bound_claims(res, bounds, ctx, rules)
     if cand.flush_foreign is not None:
         flag(res, *cand.flush_foreign)
-    if cand.forward_clock_lost is not None:  # the forward thread's floor could not be read: not a pass
-        flag(res, "check_failed", f"timing: {cand.forward_clock_lost}")
+    if cand.thread_clock_lost is not None:  # the timing threads' floor could not be read: not a pass
+        flag(res, "check_failed", f"timing: {cand.thread_clock_lost}")
     if "timing_bound" in res["flag_details"]:
         res["flag_details"]["timing_bound"].update(
             calls_per_round_trip=ctx["batch"],
@@ -316,7 +316,7 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     if device.type == "cpu" and rules["l2_flush"]:
         cand.watch_flush_buffer(reply.get("flush_buffer"))
     if device.type == "cpu":
-        cand.watch_forward_thread(reply.get("threads"))
+        cand.watch_threads(reply.get("threads"))
     if page is not None:
         gate = channel.field(reply, "gate", str, optional=True, max_len=500) or "unavailable: no answer"
         if gate == "ok":
@@ -325,19 +325,19 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
             ctx["gate"] = gate
     k = ctx["batch"]
     msg, fill = _batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
-    extra, flushes, cpu, forward = [], [], [], []
+    extra, flushes, cpu, threads = [], [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
-    for replies, wall, cpu_ms, forward_ms in _calibration_batches(cand, msg, fill, calls, k):
+    for replies, wall, cpu_ms, thread_ms in _calibration_batches(cand, msg, fill, calls, k):
         extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
         flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
         if cpu_ms is not None:
             cpu.append(cpu_ms / k)
-        if forward_ms is not None:
-            forward.append((k, forward_ms))
+        if thread_ms is not None:
+            threads.append((k, thread_ms))
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
-    if cand.forward_clock is not None and forward:
-        ctx["overhead_forward"] = _forward_overhead(cand, inputs, ctx, device, forward)
+    if cand.thread_clocks is not None and threads:
+        ctx["overhead_threads"] = _thread_overhead(cand, inputs, ctx, device, threads)
     if cand.gate_page is not None:
         # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
         # two calls is then on the clock too; measured with the gate opened before the batch is queued
@@ -348,38 +348,45 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     return statistics.median(extra)
 
 
-def _forward_overhead(cand, inputs, ctx, device, measured: list) -> tuple[float, float] | None:
-    """What no-work batches cost the candidate's forward thread (its flushes and the glue between its calls; the
-    copies run aside), as (ms a batch, ms a call): a least-squares line through the calibration's batches of the
-    loop's size (`measured`, (calls, ms) each), one more of them and two each of 1 and 3 calls, the higher reading at
-    each size (a higher figure only lowers the floor). A batch's share is about as large as a call's, so a batch of
-    few calls (a grading of few trials) must not be held to the per-call figure of a long one. Sampled as the timed
-    batches are (the kernel's sampling costs that thread 0.06-0.1 ms a call). None when the clock gave no reading."""
+def _thread_overhead(cand, inputs, ctx, device, measured: list) -> dict | None:
+    """What no-work batches cost each of the candidate's timing threads (the forward's: its flushes and the glue
+    between its calls; the aside one's: the copies and the frees), as {thread: (ms a batch, ms a call)}: a
+    least-squares line through the calibration's batches of the loop's size (`measured`, (calls, {thread: ms}) each),
+    one more of them and two each of 1 and 3 calls, the higher reading at each size (a higher figure only lowers the
+    floor). A batch's share is about as large as a call's, so a batch of few calls (a grading of few trials) must not
+    be held to the per-call figure of a long one. Sampled as the timed batches are (the kernel's sampling costs the
+    forward thread 0.06-0.1 ms a call). None when the clocks gave no reading."""
     k = measured[0][0]
-    got: dict[int, float] = {}
-    for n, forward_ms in measured + [(n, None) for n in (1, 3, 1, 3, k) if n <= k]:
-        if forward_ms is None:
+    got: dict[int, dict] = {}
+    for n, threads in measured + [(n, None) for n in (1, 3, 1, 3, k) if n <= k]:
+        if threads is None:
             msg, fill = _batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
-            forward_ms = _round_trip(cand, msg, "calibration", fill)[4]
-            if forward_ms is None:
+            threads = _round_trip(cand, msg, "calibration", fill)[4]
+            if threads is None:
                 return None
-        got[n] = max(got.get(n, 0.0), forward_ms)
-    if len(got) < 2:  # batches of one size only (a loop of one call): all of it a call's
-        return 0.0, got[k] / k
-    per_call, per_batch = statistics.linear_regression(list(got), list(got.values()))
+        got[n] = {name: max(got.get(n, {}).get(name, 0.0), ms) for name, ms in threads.items()}
+    return {name: _line(list(got), [got[n][name] for n in got]) for name in got[k]}
+
+
+def _line(calls: list, ms: list) -> tuple[float, float]:
+    """(ms a batch, ms a call) of batches of `calls` calls that took `ms`: with one size only (a loop of one call),
+    all of it a call's."""
+    if len(calls) < 2:
+        return 0.0, ms[0] / calls[0]
+    per_call, per_batch = statistics.linear_regression(calls, ms)
     if per_call < 0:
-        per_call, per_batch = 0.0, statistics.fmean(got.values())
+        per_call, per_batch = 0.0, statistics.fmean(ms)
     return max(per_batch, 0.0), per_call
 
 
 def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
-    """(replies, wall ms, the sandbox's CPU ms, its forward thread's CPU ms) of the no-work batches covering `calls`
+    """(replies, wall ms, the sandbox's CPU ms, its timing threads' CPU ms) of the no-work batches covering `calls`
     calls, after one that warms up."""
     for b in range(1 + -(-calls // k)):
-        reply, wall, cpu_ms, _, forward_ms = _round_trip(cand, msg, "calibration", fill)
+        reply, wall, cpu_ms, _, thread_ms = _round_trip(cand, msg, "calibration", fill)
         replies = _batch_replies(reply, k)
         if b:
-            yield replies, wall, cpu_ms, forward_ms
+            yield replies, wall, cpu_ms, thread_ms
 
 
 def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object]:
@@ -397,11 +404,11 @@ def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, objec
     return msg, fill
 
 
-def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None, bool, float | None]:
+def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None, bool, dict | None]:
     """A batch of timed calls behind the gate: sent, queued by the candidate, its inputs written (`fill`), the gate
     opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None,
-    whether the batch said it was queued before the gate opened, its forward thread's CPU ms or None). Nothing of the
-    batch can start on its inputs before the gate opens: they are not there yet."""
+    whether the batch said it was queued before the gate opened, its timing threads' CPU ms by name or None). Nothing
+    of the batch can start on its inputs before the gate opens: they are not there yet."""
     mark = {}
 
     def ready(held: bool):
@@ -417,7 +424,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
                 mark["sampler"] = sampler
             except SamplerUnavailable as e:
                 cand.sampler_error = str(e)
-        mark["held"], mark["cpu"], mark["forward"] = held, cand.cpu_ms(), cand.forward_cpu_ms()
+        mark["held"], mark["cpu"], mark["threads"] = held, cand.cpu_ms(), cand.thread_cpu_ms()
         mark["t"] = timing._perf_counter()
 
     msg["gate"] = cand.next_gate()
@@ -425,7 +432,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     c1 = f1 = None
     try:
         reply = cand.request(msg, stage, ready=ready)
-        end, c1, f1 = timing._perf_counter(), cand.cpu_ms(), cand.forward_cpu_ms()  # before the samples are read
+        end, c1, f1 = timing._perf_counter(), cand.cpu_ms(), cand.thread_cpu_ms()  # before the samples are read
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
@@ -437,11 +444,11 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     wall = (end - mark["t"]) * 1e3
     cand.last_round_trip_ms = wall
     return (reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"],
-            None if mark["forward"] is None or f1 is None else f1 - mark["forward"])
+            None if mark["threads"] is None or f1 is None else {k: f1[k] - mark["threads"][k] for k in f1})
 
 
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,
-                 held: bool, cpu_ms: float | None = None, forward_ms: float | None = None) -> dict:
+                 held: bool, cpu_ms: float | None = None, thread_ms: dict | None = None) -> dict:
     """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
     work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
     than the slack x and the margin under it. On a GPU with the gate, the clock ran from the gate's opening: a batch
@@ -451,10 +458,13 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     memory operations) the slack and the margin per call are wide. On a CPU with the sandbox's own CPU account
     (`cpu_ms` over the batch), that account less a no-work call's bounds the trusted figure too: the lower of the
     two stands, so that a host's load, which stretches the round trip, does not call an honest claim forged. And with
-    the CPU clock of the thread the forwards ran on (`forward_ms`; the harness's copies run on another), that clock
-    less a no-work batch of as many calls (`_forward_overhead`) is a floor of its own, on a narrow margin: a call's
-    wall time is never under its thread's CPU time, so an honest claim stands over it however loaded the host is,
-    and work done there but left out of the claims (a slowed or rewritten clock) shows however short the call."""
+    the CPU clocks of the candidate's timing threads (`thread_ms`), the forward thread's less a no-work batch of as
+    many calls (`_thread_overhead`) is a floor of its own, on a narrow margin: a call's wall time is never under its
+    thread's CPU time, so an honest claim stands over it however loaded the host is, and work done there but left out
+    of the claims (a slowed or rewritten clock) shows however short the call. The aside thread (the harness's copies
+    and frees, run while the forward thread waits) does none of the call's work: what it spends past
+    x`timing_bound_slack_aside` its no-work figure (the frees of fresh outputs, which a no-work call does not make,
+    scale with the copies) is work moved out of the timed interval onto it: added to the floor in full."""
     gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
     if gated:
         overhead = ctx["overhead_ms"] if held else ctx["overhead_host_ms"]
@@ -470,13 +480,17 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
              "held": held if gated else None}
-    if forward_ms is not None and ctx.get("overhead_forward") is not None:
-        per_batch, per_call = ctx["overhead_forward"]
-        trusted_forward = (forward_ms - per_batch) / calls - per_call
-        bound["trusted_forward_ms"] = trusted_forward
-        floor = (trusted_forward - rules["timing_bound_margin_ms_forward"]) / rules["timing_bound_slack_forward"]
+    if thread_ms is not None and ctx.get("overhead_threads") is not None:
+        per_batch, per_call = ctx["overhead_threads"]["forward"]
+        trusted_forward = (thread_ms["forward"] - per_batch) / calls - per_call
+        per_batch, per_call = ctx["overhead_threads"]["aside"]
+        aside_over = thread_ms["aside"] / calls - (per_batch / calls + per_call) * rules["timing_bound_slack_aside"]
+        bound.update(trusted_forward_ms=trusted_forward, aside_over_allowed_ms=aside_over)
+        aside_over = max(0.0, aside_over)  # serial with the call and past its own allowance: counted in full
+        floor = max(0.0, (trusted_forward - rules["timing_bound_margin_ms_forward"])
+                    / rules["timing_bound_slack_forward"]) + aside_over
         if floor > bound["floor_ms"]:
-            bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward))
+            bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward + aside_over))
     if trusted_cpu is not None:
         bound["trusted_cpu_ms"] = trusted_cpu
         # more CPU than its cores could give in the batch's time: it ran on more than its share (the paired reference
@@ -506,7 +520,7 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
     worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
     res["flag_details"]["timing_bound"] = {
         "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "trusted_cpu_ms": worst.get("trusted_cpu_ms"),
-        "trusted_forward_ms": worst.get("trusted_forward_ms"),
+        "trusted_forward_ms": worst.get("trusted_forward_ms"), "aside_over_allowed_ms": worst.get("aside_over_allowed_ms"),
         "overhead_ms": ctx["overhead_ms"], "overhead_host_ms": ctx.get("overhead_host_ms"), "slack": worst["slack"],
         "margin_ms": worst["margin_ms"], "batches": len(counted), "over_bound": len(over),
         "floored": sum(bool(b.get("floored")) for b in counted), "over_round_trip": len(impossible),

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.15"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.16"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -40,7 +40,8 @@ SCHEMA_VERSION = "1.15"  # 1.1: timing_method on baselines and run records; 1.2:
 # 1.13: a CPU's timed calls held to the framework time the profile's ops cover (framework_unseen_margin_ms_cpu)
 # 1.14: that allowance's own slack (framework_unseen_slack_cpu), apart from the profiled call's busy-time slack
 # 1.15: a CPU's timed calls held to their forward thread's CPU clock (timing_bound_slack_forward,
-# timing_bound_margin_ms_forward)
+# timing_bound_margin_ms_forward); 1.16: and the aside thread's work past its no-work figure counted as the call's
+# (timing_bound_slack_aside)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")

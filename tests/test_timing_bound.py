@@ -170,13 +170,15 @@ def test_on_a_cpu_the_forward_threads_clock_floors_a_short_call_the_round_trip_c
     from kb_data.harness import timed as timed_loop
     from kb_data.rules import CHECKS
 
-    cpu, ctx = torch.device("cpu"), {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_forward": (0.0, 0.4)}
+    cpu = torch.device("cpu")
+    ctx = {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_threads": {"forward": (0.0, 0.4), "aside": (0.0, 2.0)}}
+    clocks = lambda forward, k: {"forward": forward, "aside": 2.0 * k}  # noqa: E731 (the aside thread at its no-work cost)
 
     def verdict(claim, forward_per_call, wall_per_call=None, k=8):
         res = {"flags": [], "flag_details": {}}
         wall = (wall_per_call if wall_per_call is not None else forward_per_call) + 3.0
         bounds = [timed_loop._batch_bound(wall * k, k, claim, True, ctx, CHECKS, cpu, False,
-                                          cpu_ms=(forward_per_call + 3.0) * k, forward_ms=(forward_per_call + 0.4) * k)
+                                          cpu_ms=(forward_per_call + 3.0) * k, thread_ms=clocks((forward_per_call + 0.4) * k, k))
                   for _ in range(3)]
         timed_loop._bound_claims(res, bounds, ctx, CHECKS)
         return res["flags"], res["flag_details"]["timing_bound"], bounds
@@ -189,11 +191,43 @@ def test_on_a_cpu_the_forward_threads_clock_floors_a_short_call_the_round_trip_c
     assert all(b["trusted_ms"] == pytest.approx(0.30) for b in bounds)  # what a floored batch is timed at
     # a batch's own share of the no-work cost (its handshake and reply) comes off once, not once a call: an honest
     # batch of two calls with 1 ms of it is not floored
-    two = timed_loop._batch_bound(3.3 * 2, 2, 0.30, True, {**ctx, "overhead_forward": (1.0, 0.55)}, CHECKS, cpu,
-                                  False, cpu_ms=3.3 * 2, forward_ms=1.0 + (0.55 + 0.30) * 2)
+    two = timed_loop._batch_bound(3.3 * 2, 2, 0.30, True, {**ctx, "overhead_threads": {**ctx["overhead_threads"],
+                                  "forward": (1.0, 0.55)}}, CHECKS, cpu, False, cpu_ms=3.3 * 2,
+                                  thread_ms=clocks(1.0 + (0.55 + 0.30) * 2, 2))
     assert two["trusted_forward_ms"] == pytest.approx(0.30) and two["floor_ms"] < 0.30
     # the same cut without the forward thread's clock: inside the round trip's margin, believed
     res = {"flags": [], "flag_details": {}}
     timed_loop._bound_claims(res, [timed_loop._batch_bound(3.3 * 8, 8, 0.06, True, ctx, CHECKS, cpu, False,
                                                            cpu_ms=3.3 * 8) for _ in range(3)], ctx, CHECKS)
     assert res["flags"] == []
+
+
+def test_on_a_cpu_work_moved_onto_the_harness_copies_thread_counts_as_the_calls():
+    """The aside thread runs the harness's copies while the forward thread waits: work a submission moves there (a
+    harness function it replaced, which a call's preparation runs) is out of the timed interval and off the forward
+    thread's clock. Past the copies' no-work cost and their noise, it counts as the call's own; within them, nothing
+    of an honest batch moves."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.rules import CHECKS
+
+    cpu, k = torch.device("cpu"), 5
+    ctx = {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_threads": {"forward": (0.4, 0.5), "aside": (0.1, 0.2)}}
+    allowed = (0.1 / k + 0.2) * CHECKS["timing_bound_slack_aside"]
+
+    def verdict(claim, forward_work, aside_per_call):
+        res = {"flags": [], "flag_details": {}}
+        thread_ms = {"forward": 0.4 + (0.5 + forward_work) * k, "aside": aside_per_call * k}
+        bounds = [timed_loop._batch_bound(6.0 * k, k, claim, True, ctx, CHECKS, cpu, False, cpu_ms=4.0 * k,
+                                          thread_ms=thread_ms) for _ in range(3)]
+        timed_loop._bound_claims(res, bounds, ctx, CHECKS)
+        return res["flags"], bounds[0]
+
+    flags, bound = verdict(0.30, 0.30, allowed - 0.01)  # honest: the copies' noise within the allowance
+    assert flags == [] and bound["trusted_forward_ms"] == pytest.approx(0.30) and bound["aside_over_allowed_ms"] < 0
+    assert bound["floor_ms"] == pytest.approx((0.30 - CHECKS["timing_bound_margin_ms_forward"])
+                                              / CHECKS["timing_bound_slack_forward"])
+    flags, bound = verdict(0.10, 0.02, allowed + 0.6)  # 0.6 ms a call of the work done aside, 0.1 ms claimed
+    assert flags == ["timer_tampered"] and bound["aside_over_allowed_ms"] == pytest.approx(0.6)
+    assert bound["floor_ms"] == pytest.approx(0.6) and bound["trusted_ms"] >= 0.62  # what a floored batch is timed at
+    assert verdict(0.62, 0.02, allowed + 0.6)[0] == []  # the same work claimed in full
+

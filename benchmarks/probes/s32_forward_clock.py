@@ -60,8 +60,8 @@ def sizes() -> None:
         out = calibrate(cand, inputs, ctx, device, rules, job)
         for n in (1, 2, 4, 8, 16) * 2:
             msg, fill = timed._batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
-            print(f"{n} calls: {timed._round_trip(cand, msg, 'calibration', fill)[4]:.3f} ms", flush=True)
-        print("fitted (ms a batch, ms a call):", ctx.get("overhead_forward"))
+            print(f"{n} calls: {timed._round_trip(cand, msg, 'calibration', fill)[4]['forward']:.3f} ms", flush=True)
+        print("fitted (ms a batch, ms a call):", ctx.get("overhead_threads"))
         return out
 
     timed.calibrate = measured

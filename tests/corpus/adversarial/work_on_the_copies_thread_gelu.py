@@ -3,10 +3,13 @@
 copy, on the copies' thread), is replaced by a function that runs GELU on the call's input buffer there. The forward
 then returns the stashed result at once, so its claims and its thread's CPU clock both hold only a lookup; the work
 is in the sandbox's CPU account and the round trip, whose margin on a CPU (10 ms a call) is far longer than the call.
-Written in session 32 against the forward clock (the whitewash_sleep_hidden mechanism on a short call). On a 25 ms
-LayerNorm the same is caught by the round trip (adversarial/whitewash_sleep_hidden_layernorm).
+Written in session 32 against the forward clock (the whitewash_sleep_hidden mechanism on a short call): ok at 1.96x
+(5 trials) and 1.01x (30) against the honest 0.61x. On a 25 ms LayerNorm the same is caught by the round trip
+(adversarial/whitewash_sleep_hidden_layernorm). Caught since session 33: the judge reads the copies thread's CPU clock
+too, and what it spends past 1.25x its no-work figure is added to the batch's floor (0.37-0.62 ms a call at 5
+trials, floored 4 of 4; timer_tampered 3 of 3 at 30 trials).
 Problem: v3/level1/26_GELU_
-Verdict: rejected [timer_tampered]
+Verdict: floored
 Device: cpu
 """
 import math
