@@ -333,7 +333,7 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
         if cpu_ms is not None:
             cpu.append(cpu_ms / k)
         if thread_ms is not None:
-            threads.append((k, thread_ms))
+            threads.append((k, _clocks(cpu_ms, thread_ms)))
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
     if cand.thread_clocks is not None and threads:
@@ -361,11 +361,19 @@ def _thread_overhead(cand, inputs, ctx, device, measured: list) -> dict | None:
     for n, threads in measured + [(n, None) for n in (1, 3, 1, 3, k) if n <= k]:
         if threads is None:
             msg, fill = _batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
-            threads = _round_trip(cand, msg, "calibration", fill)[4]
-            if threads is None:
+            _, _, cpu_ms, _, thread_ms = _round_trip(cand, msg, "calibration", fill)
+            if thread_ms is None:
                 return None
+            threads = _clocks(cpu_ms, thread_ms)
         got[n] = {name: max(got.get(n, {}).get(name, 0.0), ms) for name, ms in threads.items()}
-    return {name: _line(list(got), [got[n][name] for n in got]) for name in got[k]}
+    return {name: _line(list(got), [got[n][name] for n in got]) for name in got[k]
+            if all(name in got[n] for n in got)}
+
+
+def _clocks(cpu_ms: float | None, thread_ms: dict) -> dict:
+    """A batch's timing threads' CPU ms by name, and "rest": the sandbox cgroup's CPU account less theirs (every
+    other thread and process of the sandbox), where there is that account."""
+    return thread_ms if cpu_ms is None else {**thread_ms, "rest": cpu_ms - sum(thread_ms.values())}
 
 
 def _line(calls: list, ms: list) -> tuple[float, float]:
@@ -464,7 +472,11 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     of the claims (a slowed or rewritten clock) shows however short the call. The aside thread (the harness's copies
     and frees, run while the forward thread waits) does none of the call's work: what it spends past
     x`timing_bound_slack_aside` its no-work figure (the frees of fresh outputs, which a no-work call does not make,
-    scale with the copies) is work moved out of the timed interval onto it: added to the floor in full."""
+    scale with the copies) is work moved out of the timed interval onto it: added to the floor in full. The rest of
+    the sandbox's CPU account past its no-work figure and `timing_bound_margin_ms_rest` (threads of the submission's
+    own) is work it may do within its share of the cores; past what the share's other cores hold over the round trip,
+    it ran on more cores than the share (on a share of one core: outside the forward, say while it flushed), and the
+    batch counts what its work takes on the share (`share_ms`, the least time a batch gets), as `cpu_share_*` does."""
     gated = ctx.get("overhead_host_ms") is not None  # calibrated only behind a GPU gate that works
     if gated:
         overhead = ctx["overhead_ms"] if held else ctx["overhead_host_ms"]
@@ -491,13 +503,23 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
                     / rules["timing_bound_slack_forward"]) + aside_over
         if floor > bound["floor_ms"]:
             bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward + aside_over))
+        clocks, fitted = _clocks(cpu_ms, thread_ms), ctx["overhead_threads"]
+        if "rest" in clocks and "rest" in fitted:
+            per_batch, per_call = fitted["rest"]
+            rest_over = (clocks["rest"] - per_batch) / calls - per_call - rules["timing_bound_margin_ms_rest"]
+            bound["rest_over_allowed_ms"] = rest_over
+            # as many more cores as the sandbox's share holds may work all through the round trip (a thread pool's
+            # workers spin between calls)
+            outside = rest_over - (cpu_threads() - 1) * wall_ms / calls
+            if outside > 0:
+                bound["share_ms"] = max(claimed_ms, trusted_forward) + aside_over + outside  # as if run after it
     if trusted_cpu is not None:
         bound["trusted_cpu_ms"] = trusted_cpu
         # more CPU than its cores could give in the batch's time: it ran on more than its share (the paired reference
         # runs on that share), so the batch counts what its work takes there
         share = cpu_threads()
         if cpu_ms > rules["cpu_share_slack"] * share * wall_ms + rules["cpu_share_margin_ms"]:
-            bound["share_ms"] = trusted_cpu / share
+            bound["share_ms"] = max(bound.get("share_ms", 0.0), trusted_cpu / share)
     return bound
 
 
@@ -521,6 +543,7 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
     res["flag_details"]["timing_bound"] = {
         "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "trusted_cpu_ms": worst.get("trusted_cpu_ms"),
         "trusted_forward_ms": worst.get("trusted_forward_ms"), "aside_over_allowed_ms": worst.get("aside_over_allowed_ms"),
+        "rest_over_allowed_ms": worst.get("rest_over_allowed_ms"),
         "overhead_ms": ctx["overhead_ms"], "overhead_host_ms": ctx.get("overhead_host_ms"), "slack": worst["slack"],
         "margin_ms": worst["margin_ms"], "batches": len(counted), "over_bound": len(over),
         "floored": sum(bool(b.get("floored")) for b in counted), "over_round_trip": len(impossible),

@@ -95,6 +95,7 @@ CHECKS = {
     "timing_bound_slack_forward": 1.25,
     "timing_bound_margin_ms_forward": 0.2,
     "timing_bound_slack_aside": 1.25,
+    "timing_bound_margin_ms_rest": 0.05,
     "timing_bound_batch_share": 0.5,
     "timing_bound_slack_gated": 1.1,
     "timing_bound_margin_ms_gated": 0.02,

@@ -41,7 +41,7 @@ SCHEMA_VERSION = "1.16"  # 1.1: timing_method on baselines and run records; 1.2:
 # 1.14: that allowance's own slack (framework_unseen_slack_cpu), apart from the profiled call's busy-time slack
 # 1.15: a CPU's timed calls held to their forward thread's CPU clock (timing_bound_slack_forward,
 # timing_bound_margin_ms_forward); 1.16: and the aside thread's work past its no-work figure counted as the call's
-# (timing_bound_slack_aside)
+# (timing_bound_slack_aside), and the rest of the sandbox's CPU past its own (timing_bound_margin_ms_rest)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")

@@ -231,3 +231,32 @@ def test_on_a_cpu_work_moved_onto_the_harness_copies_thread_counts_as_the_calls(
     assert bound["floor_ms"] == pytest.approx(0.6) and bound["trusted_ms"] >= 0.62  # what a floored batch is timed at
     assert verdict(0.62, 0.02, allowed + 0.6)[0] == []  # the same work claimed in full
 
+
+
+def test_on_a_cpu_a_thread_of_the_submissions_own_past_the_sandboxs_share_is_timed_on_the_share():
+    """The rest of the sandbox's CPU account (all but the two timing threads) stays at its no-work figure in an honest
+    grading on its share of the cores; a helper thread that works while the forward thread flushes shows there. Past
+    what the share's other cores could do over the round trip, the batch is timed at what that work takes on the
+    share (as a batch over its share of the cores is), not called forged: an honest kernel on more threads is there
+    too."""
+    from kb_data.harness import timed as timed_loop
+    from kb_data.harness.session import cpu_threads
+    from kb_data.rules import CHECKS
+
+    cpu, k, wall = torch.device("cpu"), 5, 1.2
+    ctx = {"overhead_ms": 0.5, "overhead_cpu_ms": 0.5,
+           "overhead_threads": {"forward": (0.4, 0.5), "aside": (0.1, 0.2), "rest": (0.0, 0.0)}}
+
+    def bound(claim, forward_work, rest_per_call):
+        thread_ms = {"forward": 0.4 + (0.5 + forward_work) * k, "aside": 0.1 + 0.2 * k}
+        cpu_ms = sum(thread_ms.values()) + rest_per_call * k
+        return timed_loop._batch_bound(wall * k, k, claim, True, ctx, CHECKS, cpu, False, cpu_ms=cpu_ms,
+                                       thread_ms=thread_ms)
+
+    honest = bound(0.30, 0.30, 0.0)
+    assert honest["rest_over_allowed_ms"] == pytest.approx(-CHECKS["timing_bound_margin_ms_rest"])
+    assert "share_ms" not in honest and honest["claimed_ms"] > honest["floor_ms"]
+    helper = bound(0.05, 0.02, 0.30 + (cpu_threads() - 1) * wall)  # 0.3 ms a call past what the share's cores hold
+    assert helper["share_ms"] == pytest.approx(0.05 + 0.30 - CHECKS["timing_bound_margin_ms_rest"])  # claim + helper
+    within = bound(0.30, 0.30, (cpu_threads() - 1) * wall)  # a pool's workers busy on the share's other cores
+    assert "share_ms" not in within

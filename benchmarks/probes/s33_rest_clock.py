@@ -54,8 +54,8 @@ def main(trials: int, reps: int, stems: list) -> None:
                 "floored": f"{tb.get('floored')}/{tb.get('batches')}",
                 "nowork (calls, aside, rest) a call": per_call("calibration"),
                 "timed (calls, aside, rest) a call": per_call("timing"),
-                "counted batches: aside over allowed, trusted forward, claim": [
-                    (r3(b.get("aside_over_allowed_ms")), r3(b.get("trusted_forward_ms")), r3(b["claimed_ms"]))
+                "counted batches: aside over, rest over, trusted forward, claim, share_ms": [
+                    (r3(b.get("aside_over_allowed_ms")), r3(b.get("rest_over_allowed_ms")), r3(b.get("trusted_forward_ms")), r3(b["claimed_ms"]), r3(b.get("share_ms")))
                     for b in bounds if b["counted"]]}), flush=True)
 
 
