@@ -172,6 +172,9 @@ RULES = pa.struct([
     ("framework_unseen_margin_ms_cpu", F64),  # ... times the profile's ops x threads, plus this, is profile_mismatch
     ("timing_bound_slack_forward", F64),  # a CPU batch's claims under its forward thread's CPU clock (less a no-work
     ("timing_bound_margin_ms_forward", F64),  # call's) over this many times, plus this a call: floored, as above
+    ("timing_bound_slack_aside", F64),  # ... with the copies' thread's CPU past this many times its no-work figure added
+    ("timing_bound_margin_ms_rest", F64),  # the sandbox's other CPU past its no-work figure plus this a call (and past
+    # what the share's other cores hold) is timed as if it ran after the call
 ])
 
 
