@@ -73,11 +73,12 @@ def test_on_a_cpu_the_sandboxs_cpu_account_bounds_a_round_trip_the_host_stretche
 def test_a_lone_batch_under_the_bound_is_timed_at_the_judges_figure():
     """One counted batch over the bound is forgiven (a host's stall can put it there), but its claim is not believed:
     the batch is timed at the judge's own figure for it. Timed at the bound's floor, (trusted - 10 ms) / 1.5 on a
-    CPU, a fifth of every claim passed as 2x faster (adversarial/forged_claims_every_batch_layernorm with one batch)."""
+    CPU, a fifth of every claim passed as 2x faster (adversarial/forged_claims_every_batch_layernorm with one batch;
+    here the same forgery on a 2 ms call, a sixth of the LayerNorm's grading time)."""
     from tests.corpus import CORPUS
 
-    code = (CORPUS / "adversarial" / "forged_claims_every_batch_layernorm.py").read_text()
-    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level1/40_LayerNorm")
+    code = (CORPUS / "adversarial" / "claims_cut_to_a_fifth_matmul.py").read_text()
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level2/40_Matmul_Scaling_ResidualAdd")
     rec = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1, timeout_s=300, gpu=None))[0]
     bound = json.loads(rec.flag_details)["timing_bound"]
     assert rec.status == "ok" and bound["batches"] == 1 and bound["floored"] == 1, (rec.status, rec.flags, bound)
