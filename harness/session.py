@@ -132,11 +132,13 @@ class Candidate:
 
     def flush_watcher(self) -> FlushWatch | None:
         """A watch on the flush buffer for the next timed batch, where there is one."""
-        return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms) if self.flush_watch else None
+        clock = (self.thread_clocks or {}).get("forward")
+        return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms, clock=clock) if self.flush_watch else None
 
-    def end_flush_watch(self, watch: FlushWatch | None, value: int | None) -> None:
-        """The batch's watch stopped, its flush value read back; the first thing found is kept for the record."""
-        found = watch.stop(value) if watch is not None else None
+    def end_flush_watch(self, watch: FlushWatch | None, value: int | None, claims: list[float]) -> None:
+        """The batch's watch stopped, its flush values read back (`claims`: the batch's claimed ms per call); the first
+        thing found is kept for the record."""
+        found = watch.stop(value, claims) if watch is not None else None
         if found and self.flush_foreign is None:
             self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
 

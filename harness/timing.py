@@ -199,14 +199,15 @@ class Timer:
             nbytes = flush_bytes or (L2_FLUSH_BYTES if self.cuda else CPU_FLUSH_BYTES)
             self.flush_buf = torch.empty(nbytes // 4, dtype=torch.int32, device=self.device)
 
-    def flush(self) -> None:
-        """Zero the flush buffer, or fill it with `flush_value` (a CPU candidate's timed batch: the value the judge
-        drew for it, which it reads back from every page it picks: a flush skipped or cut short leaves another)."""
+    def flush(self, call: int = 0) -> None:
+        """Zero the flush buffer, or fill it with `flush_value` + `call` (a CPU candidate's timed batch: the judge
+        drew the value for it, and reads the buffer at secret places and moments: a flush skipped or cut short leaves
+        another value, flushes skipped between the first and the last an earlier call's)."""
         if self.flush_buf is not None:
             if self.flush_value is None:
                 _zero_(self.flush_buf)
             else:
-                _fill_(self.flush_buf, self.flush_value)
+                _fill_(self.flush_buf, self.flush_value + call)
 
     def run(self, call, *, warmup: int, trials: int, prepare=None, check=None, warmup_ms: float = WARMUP_MS,
             min_timed_ms: float = MIN_TIMED_MS) -> Timing:
@@ -291,9 +292,9 @@ class Timer:
             if queued is not None:
                 queued()
             run = aside or _run_here
-            for prepare, call, after in calls:
+            for c, (prepare, call, after) in enumerate(calls):
                 run(prepare)
-                self.flush()
+                self.flush(c)
                 t0 = _perf_counter()
                 held = [call()]
                 _touch(held[0])

@@ -493,3 +493,49 @@ def test_the_words_the_judge_reads_back_are_the_processs_own():
         watch.start()
         got = watch.stop(value)
         assert got is None if found is None else found in got, got
+
+
+@pytest.mark.parametrize("flushed", ["every", "every_front_loaded", "first_and_last", "last"])
+def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_last(flushed):
+    """Each call of a batch flushes with the batch's value + its place; the watch reads the buffer at secret moments
+    with the forward thread's CPU clock. A thread that works and flushes as a batch of calls does passes, also when its
+    first call does most of the batch's work (as its claims say); one that flushes only its first and last calls, or
+    its last, leaves the buffer an earlier call's (or none of the batch's) value while its CPU says most calls ran,
+    whatever the buffer holds at the end."""
+    import threading
+    import time
+
+    from kb_data.harness.sampler import FlushWatch
+
+    buf = torch.zeros(1 << 16, dtype=torch.int32)
+    lo, hi = buf.data_ptr(), buf.data_ptr() + buf.numel() * 4
+    value, calls, tid, go, done, release = 1001, 10, [], threading.Event(), threading.Event(), threading.Event()
+    work = [60.0] + [2.0] * (calls - 1) if flushed == "every_front_loaded" else [10.0] * calls
+
+    def batch():
+        tid.append(threading.get_native_id())
+        go.wait()
+        for c in range(calls):
+            end = time.thread_time() + work[c] / 1e3  # the call's work on this thread's clock
+            while time.thread_time() < end:
+                pass
+            if flushed.startswith("every") or c == calls - 1 or (flushed == "first_and_last" and c == 0):
+                buf.fill_(value + c)
+        done.set()
+        release.wait()  # alive when the watch stops, as the candidate's forward thread is
+
+    worker = threading.Thread(target=batch)
+    worker.start()
+    while not tid:
+        time.sleep(0.001)
+    watch = FlushWatch([os.getpid()], lo, hi, within_ms=20.0, clock=f"/proc/self/task/{tid[0]}/schedstat")
+    watch.start()
+    go.set()
+    done.wait()
+    found = watch.stop(value, work)  # each call's claim: its work
+    release.set()
+    worker.join()
+    assert len(watch.moments) >= 3, watch.moments
+    assert (found is None) == flushed.startswith("every"), (found, [(round(s, 1), max(w)) for s, w in watch.moments])
+    if found:
+        assert "flushes between were skipped" in found

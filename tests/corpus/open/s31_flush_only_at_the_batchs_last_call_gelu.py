@@ -2,8 +2,12 @@
 (torch.library) skips the timer's flush of the flush buffer for every call of a batch but the last, whose flush it
 lets through, so after the batch the buffer holds the batch's flush value at every place the judge reads, and its
 pages stay private anonymous. The batch's length and this call's place come from the server's frame. The judge's
-checks read the buffer's final state (its value) and its mappings (at secret moments too); the flushes between are
-not observed: open (session 31).
+checks read the buffer's final state (its value) and its mappings (at secret moments too); the flushes between were
+not observed: 0.67-0.70x against honest 0.60-0.66x (session 31). Narrowed in session 33: each call of a batch
+flushes with the batch's value + its place, and the judge reads a few words at its secret moments with the forward
+thread's CPU clock: a buffer holding none of the batch's values after most of its forward CPU is `timer_tampered`,
+in 6 of 8 gradings at 5 trials (a moment must land between about half the batch's forward CPU and its last flush)
+and 2 of 2 at 30.
 Problem: v3/level1/26_GELU_
 """
 import gc
