@@ -20,7 +20,8 @@ from kb_data.harness import candidate, channel, timing
 from kb_data.harness.build import seed_work_dir
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
-from kb_data.harness.sampler import FlushWatch, Sampler, foreign_pages
+from kb_data.harness.flush_watch import FlushWatch, foreign_pages
+from kb_data.harness.sampler import Sampler
 from kb_data.harness.sandbox import Limits, Sandbox, Spawner
 from kb_data.io import lock_dir
 
@@ -135,10 +136,14 @@ class Candidate:
         clock = (self.thread_clocks or {}).get("forward")
         return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms, clock=clock) if self.flush_watch else None
 
-    def end_flush_watch(self, watch: FlushWatch | None, value: int | None, claims: list[float]) -> None:
-        """The batch's watch stopped, its flush values read back (`claims`: the batch's claimed ms per call); the first
-        thing found is kept for the record."""
-        found = watch.stop(value, claims) if watch is not None else None
+    def end_flush_watch(self, watch: FlushWatch | None, value: int | None, reply, calls: int) -> None:
+        """The batch's watch stopped, its flush values read back, the batch's calls weighted by their claims in its
+        `reply` (zeros where there is none or it is not well formed: the bound and the record read it strictly); the
+        first thing found is kept for the record."""
+        got = reply.get("calls") if isinstance(reply, dict) else None
+        ms = [c.get("ms") if isinstance(c, dict) else None for c in got] if isinstance(got, list) else []
+        claims = [float(m) if type(m) in (int, float) and 0 <= m < math.inf else 0.0 for m in ms]
+        found = watch.stop(value, claims if len(claims) == calls else [0.0] * calls) if watch is not None else None
         if found and self.flush_foreign is None:
             self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
 

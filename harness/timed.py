@@ -445,7 +445,7 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
-        cand.end_flush_watch(mark.get("watch"), value, _claims(reply, len(msg["calls"])))
+        cand.end_flush_watch(mark.get("watch"), value, reply, len(msg["calls"]))
     if "t" not in mark:
         flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
              "were written")
@@ -454,16 +454,6 @@ def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float |
     cand.last_round_trip_ms = wall
     return (reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"],
             None if mark["threads"] is None or f1 is None else {k: f1[k] - mark["threads"][k] for k in f1})
-
-
-def _claims(reply, calls: int) -> list[float]:
-    """The batch's claimed ms per call as its reply gives them, for the flush watch's weights (zeros where a reply
-    is not there or not well formed: the bound and the record read the reply strictly)."""
-    got = reply.get("calls") if isinstance(reply, dict) else None
-    if not isinstance(got, list) or len(got) != calls:
-        return [0.0] * calls
-    ms = [c.get("ms") if isinstance(c, dict) else None for c in got]
-    return [max(0.0, float(m)) if type(m) in (int, float) and m == m and m < float("inf") else 0.0 for m in ms]
 
 
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,

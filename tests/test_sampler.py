@@ -445,7 +445,7 @@ def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_
     import ctypes
     import mmap
 
-    from kb_data.harness.sampler import FlushWatch, foreign_pages
+    from kb_data.harness.flush_watch import FlushWatch, foreign_pages
 
     buf = torch.zeros(8 << 20, dtype=torch.uint8)
     page = mmap.PAGESIZE
@@ -476,7 +476,7 @@ def test_the_words_the_judge_reads_back_are_the_processs_own():
     """words_at reads int32 words from a process's memory (/proc/PID/mem): a buffer filled with a value shows it at
     every place read, and one word changed shows there and nowhere else; an unmapped address is an OSError. A
     FlushWatch stopped with the value the buffer should hold finds nothing; with another, every word it read."""
-    from kb_data.harness.sampler import FLUSH_WORDS, FlushWatch, words_at
+    from kb_data.harness.flush_watch import FLUSH_WORDS, FlushWatch, words_at
 
     buf = torch.empty(1 << 20, dtype=torch.int32).fill_(123456789)
     base = buf.data_ptr()
@@ -505,7 +505,7 @@ def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_l
     import threading
     import time
 
-    from kb_data.harness.sampler import FlushWatch
+    from kb_data.harness.flush_watch import FlushWatch
 
     buf = torch.zeros(1 << 16, dtype=torch.int32)
     lo, hi = buf.data_ptr(), buf.data_ptr() + buf.numel() * 4

@@ -1,0 +1,140 @@
+"""The timer's CPU flush buffer watched where the candidate cannot reach: its mappings and its words read from the
+sandbox's memory (/proc) at secret moments of each timed batch and at its end, beside the forward thread's CPU
+clock."""
+from __future__ import annotations
+
+import secrets
+import struct
+import threading
+
+from kb_data.harness.sampler import _mappings
+
+
+def foreign_pages(pid: int, lo: int, hi: int) -> str | None:
+    """None when [lo, hi) of process `pid` is all private anonymous memory (how the timer's flush buffer is
+    allocated), else what maps it otherwise: a shared or file mapping lets many of its pages be one physical page,
+    and a flush over them then evicts nothing. OSError when the map cannot be read."""
+    at = lo
+    for start, end, _, ident, path, perms in _mappings(pid):
+        if end <= at or start >= hi:
+            continue
+        if start > at:
+            return f"{at:#x}-{start:#x} is not mapped"
+        anonymous = ident[1] == 0 and (path in ("", "[heap]") or path.startswith("[anon:"))
+        if not anonymous or not perms.endswith("p"):
+            kind = "shared" if perms.endswith("s") else "private"
+            return f"{start:#x}-{end:#x} is a {kind} mapping of {path or 'no file'!r}"
+        at = end
+        if at >= hi:
+            return None
+    return f"{at:#x}-{hi:#x} is not mapped"
+
+
+def words_at(pid: int, addrs: list[int]) -> list[int]:
+    """The int32 at each of `addrs` in process `pid`'s memory (/proc/PID/mem: the judge's root, or its uid with the
+    process still dumpable). OSError when it cannot be read."""
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as f:
+        out = []
+        for a in addrs:
+            f.seek(a)
+            word = f.read(4)
+            if len(word) != 4:
+                raise OSError(f"{a:#x}: {len(word)} of 4 bytes read")
+            out.append(struct.unpack("<i", word)[0])
+        return out
+
+
+MAP_READS = 8  # a timed batch's flush watch reads the maps this many times in a batch as long as the last, on average
+FLUSH_WORDS = 64  # words of the flush buffer read back at the batch's end, at secret places
+FLUSH_WORDS_MID = 8  # ... and at each secret moment of the batch
+FLUSH_LAG_CALLS = 2  # calls a moment's flush may stand behind the calls whose share of the batch's forward CPU was spent
+FLUSH_LAG_SHARE = 0.25  # ... and this share of them (a call's CPU varies: a garbage collection in one, say)
+
+
+class FlushWatch:
+    """The timer's flush buffer, [lo, hi) of some processes' memory, watched over one timed batch: their maps and
+    FLUSH_WORDS_MID words at secret places read at moments drawn in secret (MAP_READS on average over `within_ms`, the
+    batch's expected length) from start(), with the forward thread's CPU clock (`clock`, its schedstat file); at
+    stop(), FLUSH_WORDS words at secret places must hold the batch's last call's flush value (call c of a batch
+    writes `value` + c). stop() returns the first thing found (a foreign mapping, foreign_pages; a word that is not the
+    last value; a moment whose latest flush stood more than FLUSH_LAG_CALLS calls and FLUSH_LAG_SHARE of them behind
+    those whose share of the batch's forward CPU was spent by then), or None. A mapping undone before each reply is still read mid-batch; a flush
+    skipped or cut short leaves other words, and flushes skipped between the first and the last leave earlier ones."""
+
+    def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float, clock: str | None = None):
+        self.pids, self.lo, self.hi, self.clock = list(pids), lo, hi, clock
+        self.gap_s = max(within_ms, 1.0) / 1e3 * 2 / MAP_READS  # the mean of a uniform draw in [0, gap_s]
+        self.found: str | None = None
+        self.moments: list[tuple[float, list[int]]] = []  # (forward CPU ms since start, words read)
+        self._clock0 = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._at_random, name="kb-flush-watch", daemon=True)
+
+    def start(self) -> None:
+        self._clock0 = self._forward_ms()
+        self._thread.start()
+
+    def _forward_ms(self) -> float | None:
+        try:
+            with open(self.clock) as f:
+                return int(f.read().split()[0]) / 1e6
+        except (TypeError, OSError, ValueError, IndexError):
+            return None
+
+    def _at_random(self) -> None:
+        draw = secrets.SystemRandom()
+        while self.found is None and not self._done.wait(draw.uniform(0.0, self.gap_s)):
+            self._check(moment=True)
+
+    def _check(self, value: int | None = None, moment: bool = False) -> None:
+        draw = secrets.SystemRandom()
+        for pid in self.pids:
+            try:
+                why = foreign_pages(pid, self.lo, self.hi)
+                words = FLUSH_WORDS if value is not None else FLUSH_WORDS_MID if moment else 0
+                addrs = sorted(self.lo + 4 * draw.randrange((self.hi - self.lo) // 4) for _ in range(words))
+                now = self._forward_ms() if moment else None  # before the words: they are at least as far on
+                got = words_at(pid, addrs) if why is None and addrs else []
+                if got and now is not None and self._clock0 is not None:
+                    self.moments.append((now - self._clock0, got))
+                if value is not None and why is None:
+                    wrong = [(a - self.lo, w) for a, w in zip(addrs, got) if w != value]
+                    why = (f"{len(wrong)} of {FLUSH_WORDS} words read at secret places did not hold the batch's last "
+                           f"flush value {value} (a flush skipped or cut short; (byte offset, word): {wrong[:4]})"
+                           if wrong else None)
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # the process is gone: the grading ends on that
+            except OSError as e:  # memory it made unreadable (a process no longer dumpable) is not read as clean
+                why = f"its memory could not be read ({e})"
+            if why and self.found is None:
+                self.found = f"process {pid}: {why}"
+
+    def stop(self, value: int | None = None, claims: list[float] = (0.0,)) -> str | None:
+        """What the watch found over the batch; `value` the batch's first flush value, `claims` its claimed ms per
+        call, by which the batch's forward CPU is shared among its calls (each with an equal share of what the claims
+        leave unexplained: the flushes and the glue), so that a batch whose work is front-loaded is not taken for one
+        whose flushes were skipped."""
+        self._done.set()
+        self._thread.join()
+        calls = len(claims)
+        total = self._forward_ms() if self._clock0 is not None else None
+        self._check(None if value is None else value + calls - 1)
+        if value is not None and total is not None and total > self._clock0 and self.found is None:
+            spent_all = total - self._clock0
+            rest = max(0.0, spent_all - sum(claims)) / calls
+            weights = [c + rest for c in claims]
+            shares = [w / sum(weights) * spent_all for w in weights] if sum(weights) > 0 else [spent_all / calls] * calls
+            for spent, words in self.moments:
+                latest = max((w - value for w in words if value <= w < value + calls), default=-1)
+                due, left = 0.0, spent  # calls whose share of the forward CPU was spent, the current one in part
+                for share in shares:
+                    due += min(1.0, left / share) if share > 0 else 1.0
+                    left -= share
+                    if left <= 0:
+                        break
+                if latest + 1 < due * (1 - FLUSH_LAG_SHARE) - FLUSH_LAG_CALLS:
+                    self.found = (f"a moment of the batch found its flush buffer at call {latest} of {calls} (-1: "
+                                  f"none of this batch) after {spent:.3g} ms of the forward thread's {spent_all:.3g}, "
+                                  f"the share of {due:.3g} calls: flushes between were skipped")
+                    break
+        return self.found
