@@ -44,26 +44,28 @@ def words_at(pid: int, addrs: list[int]) -> list[int]:
         return out
 
 
-MAP_READS = 8  # a timed batch's flush watch reads the maps this many times in a batch as long as the last, on average
+MOMENTS = 24  # a timed batch's flush watch reads the buffer this many times in a batch as long as the last, on average
+MAP_READS = 8  # ... and the maps this many of them
 FLUSH_WORDS = 64  # words of the flush buffer read back at the batch's end, at secret places
 FLUSH_WORDS_MID = 8  # ... and at each secret moment of the batch
-FLUSH_LAG_CALLS = 2  # calls a moment's flush may stand behind the calls whose share of the batch's forward CPU was spent
+FLUSH_LAG_CALLS = 1.5  # calls a moment's flush may stand behind the calls whose share of the batch's forward CPU was spent
 FLUSH_LAG_SHARE = 0.25  # ... and this share of them (a call's CPU varies: a garbage collection in one, say)
 
 
 class FlushWatch:
-    """The timer's flush buffer, [lo, hi) of some processes' memory, watched over one timed batch: their maps and
-    FLUSH_WORDS_MID words at secret places read at moments drawn in secret (MAP_READS on average over `within_ms`, the
-    batch's expected length) from start(), with the forward thread's CPU clock (`clock`, its schedstat file); at
-    stop(), FLUSH_WORDS words at secret places must hold the batch's last call's flush value (call c of a batch
-    writes `value` + c). stop() returns the first thing found (a foreign mapping, foreign_pages; a word that is not the
-    last value; a moment whose latest flush stood more than FLUSH_LAG_CALLS calls and FLUSH_LAG_SHARE of them behind
-    those whose share of the batch's forward CPU was spent by then), or None. A mapping undone before each reply is still read mid-batch; a flush
-    skipped or cut short leaves other words, and flushes skipped between the first and the last leave earlier ones."""
+    """The timer's flush buffer, [lo, hi) of some processes' memory, watched over one timed batch: FLUSH_WORDS_MID
+    words at secret places and the forward thread's CPU clock (`clock`, its schedstat file) read at moments drawn in
+    secret (MOMENTS on average over `within_ms`, the batch's expected length) from start(), and the maps at MAP_READS
+    of them; at stop(), FLUSH_WORDS words at secret places must hold the batch's last call's flush value (call c of a
+    batch writes `value` + c). stop() returns the first thing found (a foreign mapping, foreign_pages; a word that is
+    not the last value; a moment whose latest flush stood more than FLUSH_LAG_CALLS calls and FLUSH_LAG_SHARE of them
+    behind those whose share of the batch's forward CPU was spent by then), or None. A mapping undone before each reply
+    is still read mid-batch; a flush skipped or cut short leaves other words, and flushes skipped between the first
+    and the last leave earlier ones."""
 
     def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float, clock: str | None = None):
         self.pids, self.lo, self.hi, self.clock = list(pids), lo, hi, clock
-        self.gap_s = max(within_ms, 1.0) / 1e3 * 2 / MAP_READS  # the mean of a uniform draw in [0, gap_s]
+        self.gap_s = max(within_ms, 1.0) / 1e3 * 2 / MOMENTS  # the mean of a uniform draw in [0, gap_s]
         self.found: str | None = None
         self.moments: list[tuple[float, list[int]]] = []  # (forward CPU ms since start, words read)
         self._clock0 = None
@@ -90,7 +92,8 @@ class FlushWatch:
         draw = secrets.SystemRandom()
         for pid in self.pids:
             try:
-                why = foreign_pages(pid, self.lo, self.hi)
+                maps = not moment or draw.random() < MAP_READS / MOMENTS
+                why = foreign_pages(pid, self.lo, self.hi) if maps else None
                 words = FLUSH_WORDS if value is not None else FLUSH_WORDS_MID if moment else 0
                 addrs = sorted(self.lo + 4 * draw.randrange((self.hi - self.lo) // 4) for _ in range(words))
                 now = self._forward_ms() if moment else None  # before the words: they are at least as far on

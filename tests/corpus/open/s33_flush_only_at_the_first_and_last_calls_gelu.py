@@ -2,8 +2,8 @@
 aten::fill_ lets the flushes of a batch's first and last calls through and skips those between, so at every moment
 the buffer holds one of the batch's values and at its end the last one. The moments read the forward thread's CPU
 clock too: a buffer still at the first call's value when the forward thread has spent the share of the batch's CPU
-of more than two and a quarter of them is `timer_tampered`: 2 of 2 gradings at 30 trials (batches of 14-16 calls),
-none of 6 at 5 (a batch of 5 calls leaves no room past the allowance before its last flush): narrowed, kept here.
+of more than 1.5 and a quarter of them is `timer_tampered`: 3 of 3 gradings at 30 trials (batches of 14-16 calls),
+4 of 12 at 5 (a batch of 5 calls leaves little room past the allowance before its last flush): narrowed, kept here.
 Problem: v3/level1/26_GELU_
 """
 import gc
