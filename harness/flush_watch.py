@@ -8,6 +8,7 @@ import struct
 import threading
 
 from kb_data.harness.sampler import _mappings
+from kb_data.harness.sandbox import schedstat_ms
 
 
 def foreign_pages(pid: int, lo: int, hi: int) -> str | None:
@@ -78,8 +79,7 @@ class FlushWatch:
 
     def _forward_ms(self) -> float | None:
         try:
-            with open(self.clock) as f:
-                return int(f.read().split()[0]) / 1e6
+            return schedstat_ms(self.clock)
         except (TypeError, OSError, ValueError, IndexError):
             return None
 
@@ -126,7 +126,8 @@ class FlushWatch:
             spent_all = total - self._clock0
             rest = max(0.0, spent_all - sum(claims)) / calls
             weights = [c + rest for c in claims]
-            shares = [w / sum(weights) * spent_all for w in weights] if sum(weights) > 0 else [spent_all / calls] * calls
+            total_weight = sum(weights)
+            shares = [w / total_weight * spent_all for w in weights] if total_weight > 0 else [spent_all / calls] * calls
             for spent, words in self.moments:
                 latest = max((w - value for w in words if value <= w < value + calls), default=-1)
                 due, left = 0.0, spent  # calls whose share of the forward CPU was spent, the current one in part

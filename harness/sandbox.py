@@ -293,15 +293,14 @@ class Sandbox:
         if self.cgroup is None or self.pid is None:
             return None
         ours = [self.pid] + [pid for pid in self.cgroup.procs() if _parent_and_inner_pid(pid) == (self.pid, 1)]
-        total = 0
+        total = 0.0
         for pid in ours:
             try:
                 for task in os.listdir(f"/proc/{pid}/task"):
-                    with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                        total += int(f.read().split()[0])
+                    total += schedstat_ms(f"/proc/{pid}/task/{task}/schedstat")
             except (OSError, ValueError, IndexError):
                 return None
-        return total / 1e6
+        return total
 
     def _watch_memory(self) -> None:
         pids, n = [], 0
@@ -365,6 +364,22 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def schedstat_ms(path: str) -> float:
+    """A thread's CPU time so far, in ms, from its /proc/PID/task/TID/schedstat (ns). OSError, ValueError or
+    IndexError when it cannot be read."""
+    with open(path) as f:
+        return int(f.read().split()[0]) / 1e6
+
+
+def inner_id(status_path: str) -> int | None:
+    """The id of a process or thread (its /proc status file) in its innermost PID namespace; None if it is gone."""
+    try:
+        with open(status_path) as f:
+            return int(_status_field(f.read(), "NSpid").split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _parent_and_inner_pid(pid: int) -> tuple[int, int] | None:

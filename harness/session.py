@@ -22,7 +22,7 @@ from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
 from kb_data.harness.flush_watch import FlushWatch, foreign_pages
 from kb_data.harness.sampler import Sampler
-from kb_data.harness.sandbox import Limits, Sandbox, Spawner
+from kb_data.harness.sandbox import Limits, Sandbox, Spawner, inner_id, schedstat_ms
 from kb_data.io import lock_dir
 
 
@@ -104,13 +104,8 @@ class Candidate:
             except OSError:
                 continue
             for task in tasks:
-                try:
-                    with open(f"/proc/{pid}/task/{task}/status") as f:
-                        ns = next((line.split()[1:] for line in f if line.startswith("NSpid:")), [])
-                except OSError:
-                    continue
-                found.update((name, f"/proc/{pid}/task/{task}/schedstat") for name, tid in tids.items()
-                             if ns and ns[-1] == str(tid))
+                inner = inner_id(f"/proc/{pid}/task/{task}/status")
+                found.update((name, f"/proc/{pid}/task/{task}/schedstat") for name, tid in tids.items() if inner == tid)
         if len(found) == len(THREADS):
             self.thread_clocks = found
         else:
@@ -122,11 +117,7 @@ class Candidate:
         if self.thread_clocks is None:
             return None
         try:
-            out = {}
-            for name, path in self.thread_clocks.items():
-                with open(path) as f:
-                    out[name] = int(f.read().split()[0]) / 1e6
-            return out
+            return {name: schedstat_ms(path) for name, path in self.thread_clocks.items()}
         except (OSError, ValueError, IndexError) as e:
             self.thread_clock_lost = self.thread_clock_lost or f"a timing thread's clock could not be read ({e})"
             return None
