@@ -502,39 +502,41 @@ def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_l
     first call does most of the batch's work (as its claims say); one that flushes only its first and last calls, or
     its last, leaves the buffer an earlier call's (or none of the batch's) value while its CPU says most calls ran,
     whatever the buffer holds at the end."""
-    import threading
-    import time
-
     from kb_data.harness.flush_watch import FlushWatch
 
-    buf = torch.zeros(1 << 16, dtype=torch.int32)
-    lo, hi = buf.data_ptr(), buf.data_ptr() + buf.numel() * 4
-    value, calls, tid, go, done, release = 1001, 10, [], threading.Event(), threading.Event(), threading.Event()
+    value, calls, words = 1001, 10, 1 << 16
     work = [60.0] + [2.0] * (calls - 1) if flushed == "every_front_loaded" else [10.0] * calls
-
-    def batch():
-        tid.append(threading.get_native_id())
-        go.wait()
-        for c in range(calls):
-            end = time.thread_time() + work[c] / 1e3  # the call's work on this thread's clock
-            while time.thread_time() < end:
-                pass
-            if flushed.startswith("every") or c == calls - 1 or (flushed == "first_and_last" and c == 0):
-                buf.fill_(value + c)
-        done.set()
-        release.wait()  # alive when the watch stops, as the candidate's forward thread is
-
-    worker = threading.Thread(target=batch)
-    worker.start()
-    while not tid:
-        time.sleep(0.001)
-    watch = FlushWatch([os.getpid()], lo, hi, within_ms=20.0, clock=f"/proc/self/task/{tid[0]}/schedstat")
-    watch.start()
-    go.set()
-    done.wait()
-    found = watch.stop(value, work)  # each call's claim: its work
-    release.set()
-    worker.join()
+    flushes = [c for c in range(calls)
+               if flushed.startswith("every") or c == calls - 1 or (flushed == "first_and_last" and c == 0)]
+    # the batch runs in a process of its own, as the candidate's forward thread does: in this one, the GIL it holds
+    # while it spins would let the watch's thread take a moment only every few switch intervals
+    script = f"""
+import ctypes, struct, sys, threading, time
+buf = (ctypes.c_int32 * {words})()
+print(ctypes.addressof(buf), threading.get_native_id(), flush=True)
+sys.stdin.readline()
+for c, ms in enumerate({work!r}):
+    end = time.thread_time() + ms / 1e3  # the call's work on this thread's clock
+    while time.thread_time() < end:
+        pass
+    if c in {flushes!r}:
+        ctypes.memmove(buf, struct.pack("<i", {value} + c) * {words}, 4 * {words})
+print("done", flush=True)
+sys.stdin.read()  # alive when the watch stops, as the candidate's forward thread is
+"""
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        lo, tid = map(int, child.stdout.readline().split())
+        watch = FlushWatch([child.pid], lo, lo + 4 * words, within_ms=20.0,
+                           clock=f"/proc/{child.pid}/task/{tid}/schedstat")
+        watch.start()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "done"
+        found = watch.stop(value, work)  # each call's claim: its work
+    finally:
+        child.stdin.close()
+        child.wait(10)
     assert len(watch.moments) >= 3, watch.moments
     assert (found is None) == flushed.startswith("every"), (found, [(round(s, 1), max(w)) for s, w in watch.moments])
     if found:
