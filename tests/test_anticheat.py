@@ -57,7 +57,10 @@ def _assert_verdict(entry, rec):
             assert rec.status == "rejected" and "timer_tampered" in rec.flags, where
     elif entry.status == "unaffected":  # an attack the trust boundary makes moot: graded on its own work
         assert rec.status == "ok" and not failing, where
-        assert rec.speedup is not None and rec.speedup < UNAFFECTED_MAX_SPEEDUP, where
+        # against the paired reference's batches, or (a grading of few trials counts one, which a host's stall can
+        # slow past the cap: 13.2x seen on a loaded machine) against the reference's calls timed before it loaded
+        assert rec.speedup is not None and rec.sol_ms > 0, where
+        assert min(rec.speedup, (rec.ref_alone_ms or 0.0) / rec.sol_ms) < UNAFFECTED_MAX_SPEEDUP, where
     else:
         assert rec.status == entry.status, where
         assert set(entry.flags) <= set(rec.flags), where
