@@ -8,6 +8,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker more than the cores this process may run on. A grading's worker waits on its sandbox's
+    round trips, and with one worker a core a tenth of a 2-core machine's CPU sat idle (BENCHMARKS.md, #25)."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items):
     """Slow tests first, the single ones (each of 10-35 s) before the parametrized ones (many grades of a few seconds
     that fill in around them); a stable sort. Under xdist a long test that starts last keeps one worker busy alone."""
