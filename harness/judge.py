@@ -22,9 +22,10 @@ from kb_data.harness.session import Candidate, cpu_threads, draw_seed, flag, jud
 from kb_data.harness.reference import (
     Stage, _Stages, _call, _first_lines, _input_specs, _outputs, _sample, build_reference, clone_inputs, make_inputs,
     degenerate_reason, measure_baseline, paired_reference, private_compile_caches, use_gpu, versions)
+from kb_data.harness.round_trip import calibrate
 from kb_data.harness.sandbox import SandboxUnavailable
 from kb_data.problems import ProblemError, exec_problem_code
-from kb_data.harness.timed import MAX_BATCH, batch_size, calibrate, time_paired
+from kb_data.harness.timed import MAX_BATCH, batch_size, time_paired
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
 

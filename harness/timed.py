@@ -12,12 +12,11 @@ import statistics
 
 import torch
 
-from kb_data.harness import channel, timing
-from kb_data.harness.channel import ChannelError
+from kb_data.harness import timing
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
-from kb_data.harness.reference import (FP64_CHECKED, Stage, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
+from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
-from kb_data.harness.sampler import SamplerUnavailable
+from kb_data.harness.round_trip import batch_msg, round_trip, sandbox_clocks, take_replies
 from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -29,8 +28,6 @@ OFF_KINDS = ("off", "off_scattered")  # timed calls on off-distribution inputs: 
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
 BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
-CALIBRATION_CALLS, CALIBRATION_CALLS_CPU = 48, 16  # no-work calls timed before the submission loads
-CALIBRATION_CALLS_HOST = 32  # ... and on a GPU, with the gate opened before they are queued
 
 
 def batch_size(inputs: list, out_meta: list, device, max_batch: int = MAX_BATCH) -> int:
@@ -89,7 +86,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             elif kind == "repeat_twin" and "original" in repeat:  # its own rng: a shared one would name the pair
                 inputs, repeat["where"] = twin_inputs(_on(repeat["original"], device), inputs)
             calls.append({"i": i + c, "kind": kind, "inputs": inputs, "rng": rng})
-        msg, fill = _batch_msg(cand, ctx, [t["inputs"] for t in calls], [t["rng"] for t in calls], device)
+        msg, fill = batch_msg(cand, ctx, [t["inputs"] for t in calls], [t["rng"] for t in calls], device)
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
@@ -101,12 +98,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     t["ref_ms"], t["ref_flush"] = ms, flush_ms
                 del timed
             else:
-                reply, wall, cpu_ms, held, thread_ms = _round_trip(cand, msg, "timing", fill)
-                for c, (t, r) in enumerate(zip(calls, _batch_replies(reply, k))):
-                    t["reply"], t["ms"] = r, channel.field(r, "ms", float)
-                    t["flush"] = channel.field(r, "flush_ms", float, optional=True)
-                    t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], _prefix(c))  # copied before anything else runs
-                    cand.check_input_slots(t["inputs"], _prefix(c))
+                reply, wall, cpu_ms, held, thread_ms = round_trip(
+                    cand, msg, "timing", fill, received=lambda reply: take_replies(cand, ctx, calls, reply))
                 bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
                                      any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms,
                                      thread_ms)
@@ -282,18 +275,6 @@ def _reference_call(t: dict, model, work: dict, k: int) -> tuple:
     return prepare, lambda: _no_grad(model, work["inputs"]), keep
 
 
-def _batch_replies(reply: dict, k: int) -> list[dict]:
-    replies = channel.field(reply, "calls", list, max_len=k)
-    if len(replies) != k or not all(isinstance(r, dict) for r in replies):
-        raise ChannelError(f"a batch of {k} timed calls needs {k} replies (objects), got {len(replies)}")
-    return replies
-
-
-def _prefix(c: int) -> str:
-    """The slots of a batch's call `c`; the first call's are the ones every other command uses (no extra memory)."""
-    return f"b{c}." if c else ""
-
-
 def _own(out):
     """The outputs as tensors of their own (the same structure)."""
     return type(out)(clone_inputs(out)) if isinstance(out, (tuple, list)) else clone_inputs([out])[0]
@@ -302,158 +283,6 @@ def _own(out):
 def _no_grad(model, inputs):
     with torch.no_grad():
         return model(*inputs)
-
-
-def calibrate(cand, inputs, ctx, device, rules, job) -> float:
-    """What a timed call's round trip costs beyond its own time, measured in the candidate's process before the
-    submission is loaded there (so it cannot inflate it): a model that does no work, timed as every call is, in
-    batches of the timing loop's size. On a GPU its flush median is also the side-stream check's yardstick."""
-    page = cand.arena.gate_page() if device.type == "cuda" else None
-    reply = cand.request({"cmd": "calibrate", "device": str(device), "l2_flush": rules["l2_flush"],
-                          "threads": cpu_threads(), "l2_flush_bytes": job.get("l2_flush_bytes"),
-                          "outputs": cand.out_slots(ctx["out_meta"]),
-                          **({"gate": page[0].to_msg()} if page else {})}, "calibration")
-    if device.type == "cpu" and rules["l2_flush"]:
-        cand.watch_flush_buffer(reply.get("flush_buffer"))
-    if device.type == "cpu":
-        cand.watch_threads(reply.get("threads"))
-    if page is not None:
-        gate = channel.field(reply, "gate", str, optional=True, max_len=500) or "unavailable: no answer"
-        if gate == "ok":
-            cand.gate_page = page[1]
-        else:  # the host's driver, found before the submission loaded: the wall clock then includes the host's pace
-            ctx["gate"] = gate
-    k = ctx["batch"]
-    msg, fill = _batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
-    extra, flushes, cpu, threads = [], [], [], []
-    calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
-    for replies, wall, cpu_ms, thread_ms in _calibration_batches(cand, msg, fill, calls, k):
-        extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
-        flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
-        if cpu_ms is not None:
-            cpu.append(cpu_ms / k)
-        if thread_ms is not None:
-            threads.append((k, _clocks(cpu_ms, thread_ms)))
-    ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
-    ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
-    if cand.thread_clocks is not None and threads:
-        ctx["overhead_threads"] = _thread_overhead(cand, inputs, ctx, device, threads)
-    if cand.gate_page is not None:
-        # a batch that was not all queued when its gate opened ran at the host's pace: what the harness does between
-        # two calls is then on the clock too; measured with the gate opened before the batch is queued
-        ctx["overhead_host_ms"] = statistics.median(
-            (wall - sum(channel.field(r, "ms", float) for r in replies)) / k
-            for replies, wall, _, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
-                                                         CALIBRATION_CALLS_HOST, k))
-    return statistics.median(extra)
-
-
-def _thread_overhead(cand, inputs, ctx, device, measured: list) -> dict | None:
-    """What no-work batches cost each of the candidate's timing threads (the forward's: its flushes and the glue
-    between its calls; the aside one's: the copies and the frees), as {thread: (ms a batch, ms a call)}: a
-    least-squares line through the calibration's batches of the loop's size (`measured`, (calls, {thread: ms}) each),
-    one more of them and two each of 1 and 3 calls, the higher reading at each size (a higher figure only lowers the
-    floor). A batch's share is about as large as a call's, so a batch of few calls (a grading of few trials) must not
-    be held to the per-call figure of a long one. Sampled as the timed batches are (the kernel's sampling costs the
-    forward thread 0.06-0.1 ms a call). None when the clocks gave no reading."""
-    k = measured[0][0]
-    got: dict[int, dict] = {}
-    for n, threads in measured + [(n, None) for n in (1, 3, 1, 3, k) if n <= k]:
-        if threads is None:
-            msg, fill = _batch_msg(cand, ctx, [inputs] * n, [0] * n, device)
-            _, _, cpu_ms, _, thread_ms = _round_trip(cand, msg, "calibration", fill)
-            if thread_ms is None:
-                return None
-            threads = _clocks(cpu_ms, thread_ms)
-        got[n] = {name: max(got.get(n, {}).get(name, 0.0), ms) for name, ms in threads.items()}
-    return {name: _line(list(got), [got[n][name] for n in got]) for name in got[k]
-            if all(name in got[n] for n in got)}
-
-
-def _clocks(cpu_ms: float | None, thread_ms: dict) -> dict:
-    """A batch's timing threads' CPU ms by name, and "rest": the sandbox cgroup's CPU account less theirs (every
-    other thread and process of the sandbox), where there is that account."""
-    return thread_ms if cpu_ms is None else {**thread_ms, "rest": cpu_ms - sum(thread_ms.values())}
-
-
-def _line(calls: list, ms: list) -> tuple[float, float]:
-    """(ms a batch, ms a call) of batches of `calls` calls that took `ms`: with one size only (a loop of one call),
-    all of it a call's."""
-    if len(calls) < 2:
-        return 0.0, ms[0] / calls[0]
-    per_call, per_batch = statistics.linear_regression(calls, ms)
-    if per_call < 0:
-        per_call, per_batch = 0.0, statistics.fmean(ms)
-    return max(per_batch, 0.0), per_call
-
-
-def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
-    """(replies, wall ms, the sandbox's CPU ms, its timing threads' CPU ms) of the no-work batches covering `calls`
-    calls, after one that warms up."""
-    for b in range(1 + -(-calls // k)):
-        reply, wall, cpu_ms, _, thread_ms = _round_trip(cand, msg, "calibration", fill)
-        replies = _batch_replies(reply, k)
-        if b:
-            yield replies, wall, cpu_ms, thread_ms
-
-
-def _batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object]:
-    """A batch of timed calls, one per inputs of `inputs`: the message that names each call's slots, and fill(),
-    which writes the inputs there (the round trip calls it only once the batch is queued behind the gate)."""
-    msg = {"cmd": "timed", "calls": [{"inputs": cand.slot_inputs(x, _prefix(c), write=False), "rng": rng,
-                                      "outputs": cand.out_slots(ctx["out_meta"], _prefix(c))}
-                                     for c, (x, rng) in enumerate(zip(inputs, rngs))]}
-
-    def fill():
-        for c, x in enumerate(inputs):
-            cand.slot_inputs(x, _prefix(c), sync=False)
-        timing.synchronize(device)
-
-    return msg, fill
-
-
-def _round_trip(cand, msg: dict, stage: str, fill) -> tuple[dict, float, float | None, bool, dict | None]:
-    """A batch of timed calls behind the gate: sent, queued by the candidate, its inputs written (`fill`), the gate
-    opened, answered. Returns (reply, the judge's wall ms from the gate's opening, the sandbox's CPU ms or None,
-    whether the batch said it was queued before the gate opened, its timing threads' CPU ms by name or None). Nothing
-    of the batch can start on its inputs before the gate opens: they are not there yet."""
-    mark = {}
-
-    def ready(held: bool):
-        fill()
-        if stage == "timing":  # the flush buffer, read at secret moments of the batch and at its end
-            mark["watch"] = cand.flush_watcher()
-            if mark["watch"] is not None:
-                mark["watch"].start()
-        sampler = cand.sampling()
-        if sampler is not None:  # every thread of the sandbox, sampled from the gate's opening to the reply
-            try:
-                sampler.start(cand.sb.pids())
-                mark["sampler"] = sampler
-            except SamplerUnavailable as e:
-                cand.sampler_error = str(e)
-        mark["held"], mark["cpu"], mark["threads"] = held, cand.cpu_ms(), cand.thread_cpu_ms()
-        mark["t"] = timing._perf_counter()
-
-    msg["gate"] = cand.next_gate()
-    # call c of the batch flushes with value + c (under 2**31: int32)
-    value = msg["flush_value"] = secrets.randbits(30) | 1 if stage == "timing" and cand.flush_watch else None
-    c1 = f1 = reply = None
-    try:
-        reply = cand.request(msg, stage, ready=ready)
-        end, c1, f1 = timing._perf_counter(), cand.cpu_ms(), cand.thread_cpu_ms()  # before the samples are read
-    finally:
-        cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
-        cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
-        cand.end_flush_watch(mark.get("watch"), value, reply, len(msg["calls"]))
-    if "t" not in mark:
-        flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
-             "were written")
-        raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
-    wall = (end - mark["t"]) * 1e3
-    cand.last_round_trip_ms = wall
-    return (reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"],
-            None if mark["threads"] is None or f1 is None else {k: f1[k] - mark["threads"][k] for k in f1})
 
 
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,
@@ -504,7 +333,7 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
                     / rules["timing_bound_slack_forward"]) + aside_over
         if floor > bound["floor_ms"]:
             bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward + aside_over))
-        clocks, fitted = _clocks(cpu_ms, thread_ms), ctx["overhead_threads"]
+        clocks, fitted = sandbox_clocks(cpu_ms, thread_ms), ctx["overhead_threads"]
         if "rest" in clocks and "rest" in fitted:
             per_batch, per_call = fitted["rest"]
             rest_over = (clocks["rest"] - per_batch) / calls - per_call - rules["timing_bound_margin_ms_rest"]

@@ -261,3 +261,42 @@ def test_on_a_cpu_a_thread_of_the_submissions_own_past_the_sandboxs_share_is_tim
     assert helper["share_ms"] == pytest.approx(0.05 + 0.30 - CHECKS["timing_bound_margin_ms_rest"])  # claim + helper
     within = bound(0.30, 0.30, (cpu_threads() - 1) * wall)  # a pool's workers busy on the share's other cores
     assert "share_ms" not in within
+
+
+def test_a_round_trip_clocks_the_sandbox_from_before_its_inputs_are_written_until_its_outputs_are_copied():
+    """Whatever a thread of the submission does with a batch's inputs once they are written, or with its outputs
+    after the reply, must be inside the sandbox's CPU clocks and the kernel's samples: a GEMM written into the judge's
+    output slots after the reply, while the judge read its clocks, stopped its sampler and only then copied the
+    outputs (red team, session 34, tests/corpus/open/rt34_*), was ok at 5 trials. A round trip is driven here with a
+    candidate that records the order of what the judge does."""
+    from types import SimpleNamespace
+
+    from kb_data.harness.round_trip import round_trip
+
+    order = []
+
+    def note(event, value=None):
+        return lambda *args, **kw: order.append(event) or value
+
+    def request(msg, stage, ready=None):
+        order.append("sent")
+        ready(True)
+        order.append("gate opened")
+        return {"ok": True, "calls": [{}]}
+
+    watch = SimpleNamespace(start=note("flush watch started"))
+    sampler = SimpleNamespace(start=note("sampler started"))
+    cand = SimpleNamespace(res={}, flush_watch=True, sampler_error=None, sb=SimpleNamespace(pids=lambda: [1]),
+                           next_gate=note("gate drawn", 7), flush_watcher=lambda: watch, sampling=lambda: sampler,
+                           cpu_ms=note("cgroup clock read", 1.0), thread_cpu_ms=note("thread clocks read", {}),
+                           request=request, add_samples=note("sampler stopped"),
+                           end_flush_watch=note("flush watch stopped"))
+    round_trip(cand, {"calls": [{}]}, "timing", fill=note("inputs written"), received=note("outputs copied"))
+    assert order.index("sampler started") < order.index("inputs written")
+    assert order.index("flush watch started") < order.index("inputs written")
+    assert order.index("cgroup clock read") < order.index("inputs written")
+    assert order.index("thread clocks read") < order.index("inputs written") < order.index("gate opened")
+    last = max(i for i, e in enumerate(order) if e == "cgroup clock read")
+    assert order.index("outputs copied") < last < order.index("sampler stopped")
+    assert order.index("outputs copied") < max(i for i, e in enumerate(order) if e == "thread clocks read")
+    assert order.index("outputs copied") < order.index("flush watch stopped")

@@ -11,6 +11,7 @@ import json
 import sys
 
 from kb_data.harness import grade as grading
+from kb_data.harness import round_trip as trips
 from kb_data.harness import timed
 from kb_data.harness.grade import Options, grade
 from kb_data.problems import ProblemSet
@@ -19,10 +20,10 @@ from tests.corpus import CORPUS, SMALL_PROBLEMS
 
 def main(trials: int, reps: int, stems: list) -> None:
     log, bounds = [], []
-    round_trip, batch_bound = timed._round_trip, timed._batch_bound
+    round_trip, batch_bound = trips.round_trip, timed._batch_bound
 
-    def logged(cand, msg, stage, fill):
-        out = round_trip(cand, msg, stage, fill)
+    def logged(cand, msg, stage, fill, received=None):
+        out = round_trip(cand, msg, stage, fill, received)
         log.append((stage, len(msg["calls"]), out[2], out[4]))
         return out
 
@@ -31,7 +32,7 @@ def main(trials: int, reps: int, stems: list) -> None:
         bounds.append(b)
         return b
 
-    timed._round_trip, timed._batch_bound = logged, bound
+    trips.round_trip, timed.round_trip, timed._batch_bound = logged, logged, bound
     grading.run_isolated = lambda fn, job, timeout: fn(job)  # the judge in this process, where the patches hold
     grading.own_uid = lambda level: False
     r3 = lambda x: None if x is None else round(x, 3)  # noqa: E731
