@@ -57,6 +57,10 @@ class Server:
         # an all-threads setting dropped, after that changes nothing here
         self.profiler = (profile, ProfilerActivity, _all_threads())
         self.framework_ops: dict = {}  # read as a CPU grading's submission loads (cmd_load)
+        # the kernels of the operators the harness's flush and copies run (the captured methods still dispatch): a
+        # kernel the submission registers for one runs its own code there, outside the timed interval
+        self.harness_ops = {f: _kernel_digest(torch, [f]) for f in torch._C._dispatch_get_all_op_names()
+                            if f.partition(".")[0] in HARNESS_OPS}
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -92,7 +96,7 @@ class Server:
                                  + self.timing.modes_active())
             if self.timer is not None and self._timer_state() != self.timer_state:
                 reply["tampered"].append("the timer's L2 flush buffer")
-            reply["tampered"] += self._shadowing()
+            reply["tampered"] += self._shadowing() + self._harness_ops_replaced()
             try:
                 send(self.sock, reply)
             except (OSError, ChannelError, ValueError) as e:
@@ -121,6 +125,14 @@ class Server:
         """The harness's own objects in this process that a submission can reach (through gc): their methods are
         looked up on the instance."""
         return {"the server": self, "the timer": self.timer, "the timer's L2 flush buffer": self.timer.flush_buf}
+
+    def _harness_ops_replaced(self) -> list[str]:
+        """The operators of the harness's flush and copies whose kernels changed since the process started, on a CPU
+        grading (a GPU's flush is timed against its calibration's)."""
+        if self.device is None or self.device.type != "cpu":
+            return []
+        return [f"the kernel of {f} (the harness's flush and copies)" for f, digest in self.harness_ops.items()
+                if _kernel_digest(self.torch, [f]) != digest]
 
     def _shadowing(self) -> list[str]:
         """What the submission changed on the watched objects since they were made: a method set on the instance, or
@@ -449,14 +461,19 @@ def _registrations(torch, names: set | None = None) -> dict:
         if names is None or name in names:
             by_name.setdefault(name, []).append(full)
 
+    return {name: _kernel_digest(torch, fulls) for name, fulls in by_name.items()}
+
+
+def _kernel_digest(torch, fulls: list) -> int:
+    """A digest of the kernels registered for these operator overloads on the keys a CPU tensor's call goes through."""
     def cpu_path(dump: str) -> str:
         return "\n".join(line for line in dump.splitlines()
                          if line.partition(":")[0].removesuffix(" (inactive)").removesuffix("[alias]") in CPU_PATH_KEYS)
 
-    return {name: hash("\n".join(cpu_path(torch._C._dispatch_dump(f)) for f in sorted(fulls)))
-            for name, fulls in by_name.items()}
+    return hash("\n".join(cpu_path(torch._C._dispatch_dump(f)) for f in sorted(fulls)))
 
 
+HARNESS_OPS = frozenset({"aten::fill_", "aten::zero_", "aten::copy_"})  # Timer.flush's, and the inputs' copies
 # Dispatch keys a dense CPU tensor's operator call may run a kernel of
 CPU_PATH_KEYS = frozenset({"CPU", "AutogradCPU", "Autograd", "AutogradOther", "CompositeImplicitAutograd",
                            "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "ADInplaceOrView",
@@ -527,11 +544,12 @@ def _harness_surface(timing) -> dict:
     out.update({f"harness.candidate.Server.{n}": (Server, n) for n in ("cmd_timed", "_deliver", "_inputs", "serve",
                                                                        "_no_grad_call", "cmd_calibrate", "cmd_profile",
                                                                        "cmd_forward", "_shadowing", "_forward",
+                                                                       "_harness_ops_replaced",
                                                                        "_outermost_framework_op", "_intact_ops")})
     me = sys.modules[__name__]
     out.update({f"harness.candidate.{n}": (me, n) for n in ("open_slot", "send", "recv", "SlotDesc", "dtype_name",
                                                              "_union_us", "_threads_left", "_annotation",
-                                                             "_registrations")})
+                                                             "_registrations", "_kernel_digest")})
     import torch.profiler
 
     out.update({f"torch.profiler.profile.{n}": (torch.profiler.profile, n) for n in ("__enter__", "__exit__", "start",

@@ -28,6 +28,7 @@ from kb_data.io import lock_dir
 
 EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
+FROZEN_CPU_MS = 0.05  # CPU a frozen sandbox's cgroup may account in one pause (honest: 0.000)
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
 QUEUED = {"queued": True}
 THREADS = ("forward", "aside")  # a CPU candidate's timing threads, whose clocks the judge reads (candidate.Aside)
@@ -62,6 +63,7 @@ class Candidate:
         self.gate_page = None  # a GPU candidate's gate (SlotArena.gate_page), once it has tried it
         self.gates = 1  # the last gate's number: each timed batch gets the next
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
+        self.frozen_cpu = (0, 0.0)  # pauses in which the frozen sandbox's cgroup still ran, and the CPU ms it ran
         self.sampled: dict[str, dict] = {}  # per stage, the CPU time its batches spent in the framework's code
         self.sampler_error = None if self.device.type == "cpu" else "not on a CPU grading"
         self.flush_watch = None  # (pids, lo, hi): the timer's flush buffer on a CPU, found before the submission loaded
@@ -322,11 +324,18 @@ class Candidate:
 
     def _paused(self):
         if self.sb.cgroup is not None:
-            if not self.sb.cgroup.freeze():
+            frozen = self.sb.cgroup.freeze()
+            if not frozen:
                 self.unfrozen_pauses += 1
+            before = self.sb.cgroup.cpu_ms() if frozen else None
             try:
                 yield
             finally:
+                # a process that a fatal signal ends leaves the freeze, and its exit (the teardown of its memory)
+                # runs beside the judge's work on the sandbox's account: a frozen sandbox otherwise runs nothing
+                ran = None if before is None else (self.sb.cgroup.cpu_ms() or 0.0) - before
+                if ran is not None and ran > FROZEN_CPU_MS:
+                    self.frozen_cpu = (self.frozen_cpu[0] + 1, self.frozen_cpu[1] + ran)
                 self.sb.cgroup.thaw()
             return
         self.unfrozen_pauses += 1

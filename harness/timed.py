@@ -195,12 +195,17 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             "per_call_medians": statistics.median(ref_times) / claimed if claimed > 0 else None,
             "first_call_over_median": {k: statistics.median(v) for k, v in first_calls.items() if v},
             "batch_ratio_p10_p90": _spread([r / c for c, r in zip(cand_batches, ref_batches) if c > 0])}
+        if cand.frozen_cpu[0]:  # what the sandbox ran while frozen ran beside the reference's timed calls
+            flag(res, "reference_tampered", f"the sandbox ran {cand.frozen_cpu[1]:.3g} ms of CPU while it was frozen "
+                 f"for the reference's timed calls (in {cand.frozen_cpu[0]} of them): a process of it that a fatal "
+                 "signal ends leaves the freeze, and its exit runs beside the reference")
         limit = rules["reference_slowdown_limit"]
         margin = rules["reference_slowdown_min_ms" if device.type == "cuda" else "reference_slowdown_min_ms_cpu"]
         if ref_t.p10_ms > limit * res["ref_alone_ms"] and ref_t.p10_ms - res["ref_alone_ms"] > margin:
             why = (f"beside the submission the reference's p10 was {ref_t.p10_ms:.4g} ms, alone before it was loaded "
                    f"its median was {res['ref_alone_ms']:.4g} ms (limit {limit}x)")
-            if device.type == "cpu" and cand.sb.cgroup is not None and cand.unfrozen_pauses == 0:
+            if device.type == "cpu" and cand.sb.cgroup is not None and cand.unfrozen_pauses == 0 \
+                    and not cand.frozen_cpu[0]:
                 # every process of the sandbox was frozen while the reference ran, and on a CPU nothing of its work
                 # outlives a freeze (a GPU's queued kernels do): the slowdown is the host's, not the submission's
                 res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"

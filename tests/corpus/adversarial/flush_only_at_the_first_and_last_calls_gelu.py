@@ -1,10 +1,13 @@
-"""open/s31_flush_only_at_the_batchs_last_call_gelu adapted to the per-call flush values of session 33: its kernel for
+"""adversarial/flush_only_at_the_batchs_last_call_gelu (open/s31) adapted to the per-call flush values of session 33: its kernel for
 aten::fill_ lets the flushes of a batch's first and last calls through and skips those between, so at every moment
 the buffer holds one of the batch's values and at its end the last one. The moments read the forward thread's CPU
 clock too: a buffer still at the first call's value when the forward thread has spent the share of the batch's CPU
 of more than 1.5 and a quarter of them is `timer_tampered`: 3 of 3 gradings at 30 trials (batches of 14-16 calls),
-4 of 12 at 5 (a batch of 5 calls leaves little room past the allowance before its last flush): narrowed, kept here.
+4 of 12 at 5 (a batch of 5 calls leaves little room past the allowance before its last flush). Caught on every
+reply since session 34 (3 of 3 at 5 trials): the server reports a kernel registered for aten::fill_.
 Problem: v3/level1/26_GELU_
+Verdict: rejected [timer_tampered]
+Device: cpu
 """
 import gc
 import math
