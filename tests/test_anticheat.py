@@ -1,6 +1,7 @@
 """Every known reward hack in the corpus is caught; no honest submission gets a failing flag."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -10,6 +11,7 @@ import torch
 from kb_data.problems import ProblemSet, default_problems_root
 from kb_data.schema import INFORMATIONAL_FLAGS
 from kb_data.harness.baselines import BaselineIndex
+from kb_data.harness.cgroup import Cgroup
 from kb_data.harness.worker import cuda_devices
 from kb_data.harness.grade import Options, grade
 from tests.corpus import SMALL_PROBLEMS, entries
@@ -28,6 +30,15 @@ def _grade(entry, problems_root, device, trials, baselines=None):
                   memory_limit_gb=3 if "memory_limit_3gb" in entry.options else None)
     rec, _ = grade(problem, entry.path.read_text(), name=str(entry.path), options=opt, baselines=baselines)
     return rec
+
+
+@functools.lru_cache(maxsize=None)
+def _sandbox_gets_a_cgroup() -> bool:
+    """Whether a sandbox made here gets a cgroup v2 of its own (the harness as root, a writable cgroupfs)."""
+    cgroup = Cgroup.create(f"test-probe-{os.getpid()}")
+    if cgroup is not None:
+        os.rmdir(cgroup.path)
+    return cgroup is not None
 
 
 def _needs_isolation(entry):
@@ -86,6 +97,9 @@ CPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cpu")]
 @pytest.mark.parametrize("entry", CPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in CPU_ENTRIES])
 def test_corpus_cpu(entry, tmp_path, monkeypatch):
     _needs_isolation(entry)
+    if "needs_cgroup" in entry.options and not _sandbox_gets_a_cgroup():
+        pytest.skip("caught by the sandbox cgroup's CPU account or freezer, which a sandbox made here has not (the "
+                    "harness runs as root for one)")
     if "builds" in entry.options and os.environ.get("KB_CORPUS_BUILDS") != "1":
         pytest.skip("compiles in its build stage or at run time (25-45 s on 2 cores): KB_CORPUS_BUILDS=1 grades it; "
                     "test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks checks the reading")
