@@ -57,10 +57,7 @@ class Server:
         # an all-threads setting dropped, after that changes nothing here
         self.profiler = (profile, ProfilerActivity, _all_threads())
         self.framework_ops: dict = {}  # read as a CPU grading's submission loads (cmd_load)
-        # the kernels of the operators the harness's flush and copies run (the captured methods still dispatch): a
-        # kernel the submission registers for one runs its own code there, outside the timed interval
-        self.harness_ops = {f: _kernel_digest(torch, [f]) for f in torch._C._dispatch_get_all_op_names()
-                            if f.partition(".")[0] in HARNESS_OPS}
+        self.harness_ops: dict = {}  # ... and the kernels of its flush's and copies' operators, by overload
         self.hooks = timing.interpreter_hooks()  # as inherited from the judge (a debugger's, a coverage run's)
         self.library_roots = _library_roots()  # where installed code lives (the threads-left count), before any submission
         self.slots: dict = {}
@@ -127,10 +124,8 @@ class Server:
         return {"the server": self, "the timer": self.timer, "the timer's L2 flush buffer": self.timer.flush_buf}
 
     def _harness_ops_replaced(self) -> list[str]:
-        """The operators of the harness's flush and copies whose kernels changed since the process started, on a CPU
-        grading (a GPU's flush is timed against its calibration's)."""
-        if self.device is None or self.device.type != "cpu":
-            return []
+        """The operators of the harness's flush and copies whose kernels changed since just before the submission
+        loaded (a CPU grading's: cmd_load)."""
         return [f"the kernel of {f} (the harness's flush and copies)" for f, digest in self.harness_ops.items()
                 if _kernel_digest(self.torch, [f]) != digest]
 
@@ -189,6 +184,10 @@ class Server:
             # the framework's operators by name and kernels, before the submission can define more (in any
             # namespace, aten's too) or register its own kernel for one; 60 ms, so not for a GPU's grading
             self.framework_ops = _registrations(torch)
+            # the captured methods of the harness's flush and copies still dispatch: a kernel the submission registers
+            # for one of their operators runs its code there, outside the timed interval (a GPU's flush is timed)
+            self.harness_ops = {f: _kernel_digest(torch, [f]) for f in torch._C._dispatch_get_all_op_names()
+                                if f.partition(".")[0] in HARNESS_OPS}
         self.model = None  # the calibration's outputs, returned to the device: the judge allocates beside this process
         if self.device.type == "cuda":
             torch.cuda.empty_cache()

@@ -78,9 +78,9 @@ def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, 
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
         cand.end_flush_watch(mark.get("watch"), value, reply, len(msg["calls"]))
     if "t" not in mark:
-        flag(cand.res, "timer_tampered", f"{stage}: the candidate answered a batch of timed calls before its inputs "
-             "were written")
-        raise Stage("rejected", f"{stage}: the candidate answered a batch of timed calls before its inputs were written")
+        why = f"{stage}: the candidate answered a batch of timed calls before its inputs were written"
+        flag(cand.res, "timer_tampered", why)
+        raise Stage("rejected", why)
     wall = (end - mark["t"]) * 1e3
     cand.last_round_trip_ms = wall
     return (reply, wall, None if mark["cpu"] is None or c1 is None else c1 - mark["cpu"], mark["held"],

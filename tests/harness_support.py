@@ -1,6 +1,9 @@
 """What the harness tests share: the problem, an honest GELU, bad submissions and how they grade on the CPU."""
 from __future__ import annotations
 
+import functools
+import os
+
 import pytest
 import torch
 
@@ -18,6 +21,17 @@ class Model(nn.Module):
     def forward(self, x):
         return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
 '''
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_gets_a_cgroup() -> bool:
+    """Whether a sandbox made here gets a cgroup v2 of its own (the harness as root, a writable cgroupfs)."""
+    from kb_data.harness.cgroup import Cgroup
+
+    cgroup = Cgroup.create(f"probe-{os.getpid()}") if sandbox.resolve_level("auto") != "none" else None
+    if cgroup is not None:
+        cgroup.remove()
+    return cgroup is not None
 
 
 def _grade(code: str, problem: str = GELU, **kw):

@@ -1,7 +1,6 @@
 """Every known reward hack in the corpus is caught; no honest submission gets a failing flag."""
 from __future__ import annotations
 
-import functools
 import json
 import os
 
@@ -11,10 +10,10 @@ import torch
 from kb_data.problems import ProblemSet, default_problems_root
 from kb_data.schema import INFORMATIONAL_FLAGS
 from kb_data.harness.baselines import BaselineIndex
-from kb_data.harness.cgroup import Cgroup
 from kb_data.harness.worker import cuda_devices
 from kb_data.harness.grade import Options, grade
 from tests.corpus import SMALL_PROBLEMS, entries
+from tests.harness_support import sandbox_gets_a_cgroup
 
 ENTRIES = entries()
 # what a reference slowed by the corpus's 20 ms sleeps would have given is over 20x; honest CPU noise stays under 3x
@@ -30,15 +29,6 @@ def _grade(entry, problems_root, device, trials, baselines=None):
                   memory_limit_gb=3 if "memory_limit_3gb" in entry.options else None)
     rec, _ = grade(problem, entry.path.read_text(), name=str(entry.path), options=opt, baselines=baselines)
     return rec
-
-
-@functools.lru_cache(maxsize=None)
-def _sandbox_gets_a_cgroup() -> bool:
-    """Whether a sandbox made here gets a cgroup v2 of its own (the harness as root, a writable cgroupfs)."""
-    cgroup = Cgroup.create(f"test-probe-{os.getpid()}")
-    if cgroup is not None:
-        os.rmdir(cgroup.path)
-    return cgroup is not None
 
 
 def _needs_isolation(entry):
@@ -97,7 +87,7 @@ CPU_ENTRIES = [e for e in ENTRIES if e.device in (None, "cpu")]
 @pytest.mark.parametrize("entry", CPU_ENTRIES, ids=[e.path.parent.name + "/" + e.path.stem for e in CPU_ENTRIES])
 def test_corpus_cpu(entry, tmp_path, monkeypatch):
     _needs_isolation(entry)
-    if "needs_cgroup" in entry.options and not _sandbox_gets_a_cgroup():
+    if "needs_cgroup" in entry.options and not sandbox_gets_a_cgroup():
         pytest.skip("caught by the sandbox cgroup's CPU account or freezer, which a sandbox made here has not (the "
                     "harness runs as root for one)")
     if "builds" in entry.options and os.environ.get("KB_CORPUS_BUILDS") != "1":

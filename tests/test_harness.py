@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from dataclasses import replace
 
@@ -17,7 +16,8 @@ from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.grade import Options, grade, static_checks
 from kb_data.harness.worker import cuda_devices
 from tests.corpus import CORPUS, SMALL_PROBLEMS
-from tests.harness_support import BAD, GELU, HONEST_GELU, _gpu_cache_released, _grade, _judge  # noqa: F401 (_gpu_cache_released: an autouse fixture)
+from tests.harness_support import (BAD, GELU, HONEST_GELU, _gpu_cache_released, _grade, _judge,  # noqa: F401
+                                   sandbox_gets_a_cgroup)  # (_gpu_cache_released: an autouse fixture)
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -40,16 +40,6 @@ def test_hang_times_out_and_the_next_job_runs():
     assert ok.status == "ok" and ok.correct, ok.error
 
 
-def _sandbox_gets_a_cgroup() -> bool:
-    from kb_data.harness.cgroup import Cgroup
-    from kb_data.harness.sandbox import resolve_level
-
-    cgroup = Cgroup.create(f"probe-{os.getpid()}") if resolve_level("auto") != "none" else None
-    if cgroup is not None:
-        cgroup.remove()
-    return cgroup is not None
-
-
 def test_honest_record_has_every_field():
     rec = _grade(HONEST_GELU)
     assert rec.status == "ok" and rec.correct and rec.compiled
@@ -67,7 +57,7 @@ def test_honest_record_has_every_field():
     assert set(first) == {"candidate", "reference"} and all(v > 0 for v in first.values()), estimators
     # the sandbox's own CPU account kept beside the round trip, wherever it has a cgroup of its own
     bound = json.loads(rec.flag_details)["timing_bound"]
-    assert (bound["trusted_cpu_ms"] is not None) == _sandbox_gets_a_cgroup(), bound
+    assert (bound["trusted_cpu_ms"] is not None) == sandbox_gets_a_cgroup(), bound
     assert rec.seeds[:5] == [42, 123, 456, 789, 1337] and len(rec.seeds) == 6  # plus a secret seed
     assert (rec.atol, rec.rtol, rec.precision_used) == (1e-3, 1e-3, "fp32")
     assert rec.max_abs_err is not None and rec.max_abs_err < 1e-3
