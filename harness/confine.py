@@ -71,7 +71,8 @@ def enter(setup: dict) -> None:
     if level != "none":
         libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
         for res, value in ((resource.RLIMIT_NPROC, lim["processes"]), (resource.RLIMIT_NOFILE, lim["open_files"]),
-                           (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0)):
+                           (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0),
+                           (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
     os.environ.clear()
     os.environ.update(setup["env"])

@@ -54,6 +54,7 @@ class Limits:
     memory_bytes: int                 # host memory of the whole tree (resident), watched by the parent
     processes: int = 512              # RLIMIT_NPROC of the sandbox's own uid
     open_files: int = 4096
+    pending_signals: int = 64         # RLIMIT_SIGPENDING: each POSIX timer holds one (armed ones fire while frozen)
     file_bytes: int = 8 << 30         # RLIMIT_FSIZE: the largest file it may write
     shm_bytes: int = 2 << 30          # size of its private /dev/shm (strong level)
 
@@ -198,7 +199,8 @@ class Sandbox:
                  "env": {**_scrubbed_env(self.inner_work, self.device),
                          **self.extra_env},
                  "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
-                            "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes}}
+                            "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes,
+                            "pending_signals": self.limits.pending_signals}}
         if spawner is not None:
             try:
                 self.pid = spawner.spawn(setup, child)

@@ -108,6 +108,8 @@ CHECKS = {
     "reference_slowdown_limit": 3.0,
     "reference_slowdown_min_ms": 0.1,
     "reference_slowdown_min_ms_cpu": 10.0,
+    "reference_batch_slack": 1.5,
+    "reference_batch_margin_ms_cpu": 0.1,
     "precision_factor": 20.0,
     "precision_floor": 5e-5,
     "constant_rel": 1e-6,

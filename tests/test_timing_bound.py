@@ -300,3 +300,23 @@ def test_a_round_trip_clocks_the_sandbox_from_before_its_inputs_are_written_unti
     assert order.index("outputs copied") < last < order.index("sampler stopped")
     assert order.index("outputs copied") < max(i for i, e in enumerate(order) if e == "thread clocks read")
     assert order.index("outputs copied") < order.index("flush watch stopped")
+
+
+def test_one_slowed_reference_batch_counts_at_most_the_slack_over_the_quickest():
+    """Kernel work that outlives the sandbox's freeze (timers armed to fire beside the judge, red team session 35)
+    slowed the paired reference in one batch of two 3-9x: the median of two batch ratios took it (ok at 1.5-3x on a
+    0.4 ms GELU). A batch's reference now counts at most the slack over the quickest batch and a margin; the spread of
+    an honest run stays as it is, and the record says what was cut."""
+    from kb_data.harness.timed import capped_reference_batches
+    from kb_data.rules import CHECKS
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    res = {"flag_details": {}}
+    slack, margin = CHECKS["reference_batch_slack"], CHECKS["reference_batch_margin_ms_cpu"]
+    assert capped_reference_batches([1.0, 9.0], res, CHECKS, cpu) == [1.0, slack * 1.0 + margin]
+    assert res["flag_details"]["reference_batches_capped"] == {"batches": 1, "of": 2, "worst_over_quickest": 9.0}
+    honest = {"flag_details": {}}
+    assert capped_reference_batches([1.0, 1.3, 1.1], honest, CHECKS, cpu) == [1.0, 1.3, 1.1]
+    assert capped_reference_batches([5.0], honest, CHECKS, gpu) == [5.0] and honest["flag_details"] == {}
+    on_gpu = capped_reference_batches([0.05, 0.5], {"flag_details": {}}, CHECKS, gpu)
+    assert on_gpu == [0.05, slack * 0.05 + CHECKS["reference_slowdown_min_ms"]]
