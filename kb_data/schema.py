@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.16"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
+SCHEMA_VERSION = "1.17"  # 1.1: timing_method on baselines and run records; 1.2: calibration on baselines;
 # 1.3: the GPU-alone medians on baselines (eager_gpu_ms, compile_gpu_ms, gpu_alone_error); 1.4: run records say
 # which sandbox graded them (`sandbox`), status memory_exceeded, flags check_failed and seed_independent_inputs;
 # 1.5: run records say acceptance apart from numeric correctness (accepted), why a failure happened
@@ -41,7 +41,9 @@ SCHEMA_VERSION = "1.16"  # 1.1: timing_method on baselines and run records; 1.2:
 # 1.14: that allowance's own slack (framework_unseen_slack_cpu), apart from the profiled call's busy-time slack
 # 1.15: a CPU's timed calls held to their forward thread's CPU clock (timing_bound_slack_forward,
 # timing_bound_margin_ms_forward); 1.16: and the aside thread's work past its no-work figure counted as the call's
-# (timing_bound_slack_aside), and the rest of the sandbox's CPU past its own (timing_bound_margin_ms_rest)
+# (timing_bound_slack_aside), and the rest of the sandbox's CPU past its own (timing_bound_margin_ms_rest); 1.17: a
+# batch's paired reference counted at most this over the quickest batch (reference_batch_slack,
+# reference_batch_margin_ms_cpu)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -175,6 +177,8 @@ RULES = pa.struct([
     ("timing_bound_slack_aside", F64),  # ... with the copies' thread's CPU past this many times its no-work figure added
     ("timing_bound_margin_ms_rest", F64),  # the sandbox's other CPU past its no-work figure plus this a call (and past
     # what the share's other cores hold) is timed as if it ran after the call
+    ("reference_batch_slack", F64),  # a batch's paired reference counts at most this many times the quickest batch's
+    ("reference_batch_margin_ms_cpu", F64),  # ... plus this on a CPU (reference_slowdown_min_ms on a GPU)
 ])
 
 
