@@ -72,7 +72,7 @@ def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, 
         end = timing._perf_counter()
         if received is not None and "t" in mark:
             received(reply)
-        c1, f1 = cand.cpu_ms(), cand.thread_cpu_ms()  # before the samples are read
+        c1, f1 = cand.settled_clocks()  # before the samples are read
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)

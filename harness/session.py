@@ -312,6 +312,15 @@ class Candidate:
             return None
         return self.sb.cgroup.cpu_ms()
 
+    def settled_clocks(self) -> tuple[float | None, dict | None]:
+        """cpu_ms() and thread_cpu_ms(), read with the sandbox paused on a grading that has thread clocks (a CPU
+        one): a thread still on a CPU has up to a scheduler tick of CPU time that neither clock shows yet, where work
+        done just before the reply hid (red team, session 35); paused, every thread has left its CPU and been charged."""
+        if self.thread_clocks is None:
+            return self.cpu_ms(), self.thread_cpu_ms()
+        with self.paused():
+            return self.cpu_ms(), self.thread_cpu_ms()
+
     @contextmanager
     def paused(self):
         """The sandbox's processes stopped while the judge times its reference: nothing of the submission's
