@@ -129,14 +129,35 @@ def twin_inputs(inputs: list, donor: list) -> tuple[list, tuple | None]:
     return list(inputs), None
 
 
-def reached(ref, inputs: list, where: tuple, rng: int) -> list | str:
+def reached(ref, inputs: list, where: tuple, rng: int, rebuild=None) -> list | str:
     """Per output of the reference, which values depend on the place `where` names: a NaN tangent there, carried
     forward by forward-mode AD, spreads to every value computed from it (a row's or a sample's reduction included,
     where the change moves a value by less than its rounding), while the values themselves stay finite (a NaN value
-    could become an index and stop a GPU). A string says why it cannot be told."""
+    could become an index and stop a GPU). A string says why it cannot be told. Where the NaN reaches every value,
+    it may have crossed products with exact zeros (0 x NaN is NaN: a sparse matrix held dense, masked attention),
+    which leave a value's bits as they were: a float64 copy of the reference (`rebuild`) carries a tangent of one
+    instead, which stays zero exactly there (red team, session 35: the twin compared nothing on a sparse matvec)."""
+    masks = _tangent_reach(ref, inputs, where, rng, nan=True)
+    if isinstance(masks, list) and rebuild is not None and all(m is None or bool(m.all()) for m in masks):
+        try:
+            ref64 = reference_copy(ref, rebuild).double()
+            ins64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            finite = _tangent_reach(ref64, ins64, where, rng, nan=False)
+        except Exception as e:  # no float64 kernels, or no memory for them: the NaN's reach stands
+            finite = f"{type(e).__name__}: {str(e)[:120]}"
+        finally:
+            ref64 = ins64 = None
+        if isinstance(finite, list) and len(finite) == len(masks):
+            masks = [m if f is None or m is None else f.to(m.device) for m, f in zip(masks, finite)]
+    return masks
+
+
+def _tangent_reach(ref, inputs: list, where: tuple, rng: int, nan: bool) -> list | str:
+    """Which output values a tangent at `where` reaches: a NaN one where it is NaN, a tangent of one where it is not
+    zero."""
     j, a = where
     tangent = torch.zeros_like(inputs[j])
-    tangent.view(-1)[a] = float("nan")
+    tangent.view(-1)[a] = float("nan") if nan else 1.0
     timing.manual_seed(rng)
     try:
         with torch.no_grad(), warnings.catch_warnings():
@@ -144,7 +165,8 @@ def reached(ref, inputs: list, where: tuple, rng: int) -> list | str:
             _, out = torch.func.jvp(lambda x: ref(*inputs[:j], x, *inputs[j + 1:]), (inputs[j],), (tangent,))
     except Exception as e:  # ops without a forward-mode formula: the problem's property, the same for everyone
         return f"{type(e).__name__}: {str(e)[:120]}"
-    return [o.isnan() if isinstance(o, torch.Tensor) and o.is_floating_point() else None for o in _outputs(out)]
+    return [(o.isnan() if nan else o != 0) if isinstance(o, torch.Tensor) and o.is_floating_point() else None
+            for o in _outputs(out)]
 
 
 def repeat_differs(first: tuple, twin: tuple, reach: list) -> str | None:

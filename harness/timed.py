@@ -160,10 +160,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             ctx.setdefault("timed_fp64", []).extend(errors)
     del fp64_due
     if "repeat" in repeat and "repeat_twin" in repeat and repeat.get("where") is not None:
-        reach = reached(ref, _on(repeat["original"], device), repeat["where"], repeat["rng"])
+        reach = reached(ref, _on(repeat["original"], device), repeat["where"], repeat["rng"], ctx["rebuild"])
         why = repeat_differs(repeat["repeat"], repeat["repeat_twin"], reach) if isinstance(reach, list) else None
         if isinstance(reach, str):
             res["flag_details"]["timed_repeat"] = f"not run: what the redrawn place reaches cannot be told ({reach})"
+        elif all(m is None or bool(m.all()) for m in reach):  # nothing left to compare: said, not passed in silence
+            res["flag_details"]["timed_repeat"] = "not run: the redrawn place reaches every output value"
         elif why:
             flag(res, "nondeterministic", f"two timed calls on inputs one value apart: {why}")
     repeat = None

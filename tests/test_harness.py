@@ -577,3 +577,48 @@ def test_a_profile_that_shows_far_more_work_than_the_timed_calls_took_is_a_misma
         assert "what the profiler saw is not what was timed" in res["flag_details"]["profile_mismatch"]
         assert res["flag_details"]["profiled_busy_ms_each"] == [round(over * 2, 4), round(over, 4)]
 
+
+
+def test_a_reference_that_multiplies_by_exact_zeros_leaves_the_twin_values_to_compare():
+    """0 x NaN is NaN: a reference holding a sparse matrix dense spreads the twin's NaN tangent to every output, and
+    the timed repeat compared nothing, so a matvec that sums each row in a new order every call passed it (red team,
+    session 35, a sparse matvec). Where the NaN reaches everything, a float64 copy of the reference with a tangent of
+    one tells the products with exact zeros apart; a reduction of everything still reaches everything."""
+    from kb_data.harness.checks import reached, repeat_differs, twin_inputs
+
+    class SparseHeldDense(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator().manual_seed(3)
+            a = torch.zeros(64, 64)
+            for row in a:
+                row[torch.randperm(64, generator=g)[:16]] = torch.randn(16, generator=g)
+            self.register_buffer("a", a)
+
+        def forward(self, x):
+            return self.a @ x
+
+    def racy(ref, x, seed):  # each row's sixteen products summed in an order of its own draw
+        g, out = torch.Generator().manual_seed(seed), torch.empty(64, 1)
+        for i, row in enumerate(ref.a):
+            terms = (row * x[:, 0])[row != 0]
+            out[i, 0] = terms[torch.randperm(len(terms), generator=g)].sum()
+        return out
+
+    ref = SparseHeldDense()
+    x = torch.randn(64, 1)
+    twin, where = twin_inputs([x], [torch.randn(64, 1)])
+    assert bool(reached(ref, [x], where, rng=0)[0].all())  # the NaN alone: nothing left to compare
+    reach = reached(ref, [x], where, 0, SparseHeldDense)
+    assert torch.equal(reach[0].view(-1), ref.a[:, where[1]] != 0)
+    with torch.no_grad():
+        r1, r2 = ref(x), ref(twin[0])
+        honest = lambda inputs: ref.a @ inputs
+        assert repeat_differs(([honest(x)], r1), ([honest(twin[0])], r2), reach) is None
+        assert "differ bitwise" in repeat_differs(([racy(ref, x, 1)], r1), ([racy(ref, twin[0], 2)], r2), reach)
+
+    class Total(torch.nn.Module):
+        def forward(self, x):
+            return x.sum().reshape(1)
+
+    assert bool(reached(Total(), [x], where, 0, Total)[0].all())
