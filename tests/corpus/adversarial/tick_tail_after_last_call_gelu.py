@@ -18,7 +18,8 @@ batch of 5 calls (5 trials) makes it about half the time; a batch of 16 (30 tria
 Graded (session 36b, 2-core CPU, strong sandbox, cgroup): 5 trials: ok 1.59, 0.56, 0.14, 1.11, 0.14, 0.15 (and 1.87,
 1.40, 1.23, 0.15, 0.26 with a probe of the same file); 30 trials: ok 1.30 (one of two batches floored), rejected
 timer_tampered (both floored). Control (the same file, HACK = False, the same in-place GELU in the call): 0.38-0.79 at
-5 trials, 0.58-0.69 at 30.
+5 trials, 0.58-0.69 at 30. The judge now takes its closing read with the sandbox paused (every thread off its CPU and
+charged): floored 4 of 4 at 5 trials (0.29-0.61x), `timer_tampered` 4 of 5 at 30 (ok 0.94x once).
 Problem: v3/level1/26_GELU_
 Verdict: floored
 Device: cpu
