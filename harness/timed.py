@@ -46,6 +46,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     first_calls = {"candidate": [], "reference": []}  # evidence for the noise benchmark: a batch's first call / its median
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches, fp64_due = None, 0, 0, []
+    ref_interrupts = []  # the host's interrupt count before and after each batch of the reference, and its seconds
     # checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; on a degenerate problem, off-distribution inputs, whole
     # and scattered through the suite's)
@@ -90,8 +91,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
+                    before, t0 = host_interrupts(), timing._perf_counter()
                     timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls],
                                               head_start_ms=ref_head_ms)
+                    ref_interrupts.append((before, host_interrupts(), timing._perf_counter() - t0))
                 if timer.queued_ms is not None:  # as long as the candidate's gate holds
                     ref_head_ms = min(timer.queued_ms, QUEUE_WAIT_S * 1e3)
                 for t, (ms, flush_ms) in zip(calls, timed):
@@ -197,6 +200,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             "per_call_medians": statistics.median(ref_times) / claimed if claimed > 0 else None,
             "first_call_over_median": {k: statistics.median(v) for k, v in first_calls.items() if v},
             "batch_ratio_p10_p90": _spread([r / c for c, r in zip(cand_batches, ref_batches) if c > 0])}
+        if device.type == "cpu":
+            _interrupt_check(res, ctx, ref_interrupts, rules)
         if cand.frozen_cpu[0]:  # what the sandbox ran while frozen ran beside the reference's timed calls
             flag(res, "reference_tampered", f"the sandbox ran {cand.frozen_cpu[1]:.3g} ms of CPU while it was frozen "
                  f"for the reference's timed calls (in {cand.frozen_cpu[0]} of them): a process of it that a fatal "
@@ -213,6 +218,40 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
             else:
                 flag(res, "reference_tampered", why)
+
+
+def host_interrupts() -> int | None:
+    """Interrupts the host has served since boot, timer interrupts included (/proc/stat's `intr` total); None where
+    it cannot be read."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"intr "):
+                    return int(line.split(None, 2)[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
+    """The host's interrupts while the reference was timed, against their rate in the calibration (the sandbox's
+    no-work calls, before the submission loaded). An interrupt's work is charged to whatever runs on its CPU, the
+    judge timing its reference included, and timers the sandbox armed fire while it is frozen, waking nothing of it
+    (its CPU account stays still): thousands a second slowed a CPU reference 3-10x (red team, session 35:
+    timerfds in six processes, every batch). Past `interrupt_storm_per_s` over that rate and
+    `interrupt_storm_min` interrupts in one batch: reference_tampered."""
+    base = ctx.get("interrupts_per_s")
+    if base is None or not batches or any(b is None or a is None for b, a, _ in batches):
+        res["flag_details"]["reference_interrupts"] = "not read: the host's interrupt count (/proc/stat) is unreadable"
+        return
+    excess = [((after - before) - base * s, s) for before, after, s in batches if s > 0]
+    count, seconds = max(excess, key=lambda e: e[0] / e[1])
+    res["flag_details"]["reference_interrupts"] = {"calibration_per_s": round(base),
+                                                   "worst_batch_over_it_per_s": round(count / seconds)}
+    if count / seconds > rules["interrupt_storm_per_s"] and count > rules["interrupt_storm_min"]:
+        flag(res, "reference_tampered", f"the host served {count:.0f} interrupts more than its calibration's rate "
+             f"({base:.0f} a second) in {seconds * 1e3:.3g} ms of the reference's timed calls, with the sandbox frozen: "
+             "timers it armed fire beside the reference")
 
 
 def capped_reference_batches(ref_batches: list, res: dict, rules, device) -> list:

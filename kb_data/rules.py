@@ -110,6 +110,8 @@ CHECKS = {
     "reference_slowdown_min_ms_cpu": 10.0,
     "reference_batch_slack": 1.5,
     "reference_batch_margin_ms_cpu": 0.1,
+    "interrupt_storm_per_s": 20000.0,
+    "interrupt_storm_min": 200,
     "precision_factor": 20.0,
     "precision_floor": 5e-5,
     "constant_rel": 1e-6,

@@ -43,7 +43,8 @@ SCHEMA_VERSION = "1.17"  # 1.1: timing_method on baselines and run records; 1.2:
 # timing_bound_margin_ms_forward); 1.16: and the aside thread's work past its no-work figure counted as the call's
 # (timing_bound_slack_aside), and the rest of the sandbox's CPU past its own (timing_bound_margin_ms_rest); 1.17: a
 # batch's paired reference counted at most this over the quickest batch (reference_batch_slack,
-# reference_batch_margin_ms_cpu)
+# reference_batch_margin_ms_cpu) and the host's interrupts while a CPU reference is timed (interrupt_storm_per_s,
+# interrupt_storm_min)
 
 SUITES = ("v0.1", "v3")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "rejected", "memory_exceeded")
@@ -179,6 +180,8 @@ RULES = pa.struct([
     # what the share's other cores hold) is timed as if it ran after the call
     ("reference_batch_slack", F64),  # a batch's paired reference counts at most this many times the quickest batch's
     ("reference_batch_margin_ms_cpu", F64),  # ... plus this on a CPU (reference_slowdown_min_ms on a GPU)
+    ("interrupt_storm_per_s", F64),  # a CPU reference batch with the host's interrupts this many a second over the
+    ("interrupt_storm_min", I64),    # ... calibration's rate, and this many: reference_tampered
 ])
 
 

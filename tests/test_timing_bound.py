@@ -320,3 +320,29 @@ def test_one_slowed_reference_batch_counts_at_most_the_slack_over_the_quickest()
     assert capped_reference_batches([5.0], honest, CHECKS, gpu) == [5.0] and honest["flag_details"] == {}
     on_gpu = capped_reference_batches([0.05, 0.5], {"flag_details": {}}, CHECKS, gpu)
     assert on_gpu == [0.05, slack * 0.05 + CHECKS["reference_slowdown_min_ms"]]
+
+
+def test_a_storm_of_interrupts_beside_the_frozen_reference_is_reference_tampering():
+    """Timers the sandbox armed fire while it is frozen, in interrupt context charged to the judge timing its
+    reference, and wake nothing of the sandbox (red team session 35: timerfds in six processes slowed every reference
+    batch 3-10x, ok at 2-6x on GELU). The host's interrupts in each reference batch are held to their rate in the
+    calibration, before the submission loaded; a host that cannot say is recorded as not read."""
+    from kb_data.harness.timed import _interrupt_check, host_interrupts
+    from kb_data.rules import CHECKS
+
+    first = host_interrupts()
+    assert isinstance(first, int) and host_interrupts() >= first  # the real count, since boot
+
+    def check(batches, base=3500.0):
+        res = {"flags": [], "flag_details": {}}
+        _interrupt_check(res, {"interrupts_per_s": base}, batches, CHECKS)
+        return res
+
+    quiet = check([(1000, 1010, 0.005), (2000, 2100, 0.05)])  # fewer than the calibration's rate, frozen
+    assert quiet["flags"] == [] and quiet["flag_details"]["reference_interrupts"]["calibration_per_s"] == 3500
+    storm = check([(1000, 1010, 0.005), (2000, 2000 + 65000 // 20, 0.05)])  # 65000 a second for 50 ms
+    assert storm["flags"] == ["reference_tampered"] and "interrupts" in storm["flag_details"]["reference_tampered"]
+    burst = check([(1000, 1000 + 150, 0.002)])  # a fast rate over too few to slow anything
+    assert burst["flags"] == []
+    unread = check([(None, 10, 0.01)])
+    assert unread["flags"] == [] and "not read" in unread["flag_details"]["reference_interrupts"]
