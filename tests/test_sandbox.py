@@ -389,7 +389,8 @@ def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(
     monkeypatch.setattr(channel, "send", send)
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=12, max_batch=4)
-    assert res["status"] == "ok" and "timer_tampered" not in res["flags"], (res["error"], res["flags"])
+    assert res["status"] == "ok" and "timer_tampered" not in res["flags"], str(
+        (res["error"], res["flags"], res["flag_details"].get("timer_tampered")))
     assert sent.count("timed") >= 4 and sent.count("go") == sent.count("timed") + sent.count("profile"), sent
     assert res["flag_details"]["timing_bound"]["gate"] == "the candidate's go"
 
@@ -424,8 +425,8 @@ def test_one_profiled_call_that_lost_time_is_profiled_again_and_one_busy_in_ever
     res = _judge(p, SLOW_WHILE_PROFILED.replace("SLOW_CALLS", str(slow_calls)), trials=5)
     each = res["flag_details"].get("profiled_busy_ms_each")
     assert each and len(each) == (3 if mismatch else 2) and each[0] >= 40, (res["status"], res["flags"], res["flag_details"])
-    assert res["status"] == "ok" and res["flags"] == (["profile_mismatch"] if mismatch else []), (
-        res["flags"], res["error"], {k: res["flag_details"].get(k) for k in res["flags"] + ["timing_bound"]})
+    assert res["status"] == "ok" and res["flags"] == (["profile_mismatch"] if mismatch else []), str(
+        (res["flags"], res["error"], {k: res["flag_details"].get(k) for k in res["flags"] + ["timing_bound"]}))
     if mismatch:
         assert "at least (3 profiled)" in res["flag_details"]["profile_mismatch"]
 
