@@ -102,8 +102,9 @@ def _judge(job: dict, res: dict):
     interrupts, t0 = host_interrupts(), timing._perf_counter()
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     after = host_interrupts()
-    if interrupts is not None and after is not None:  # the host's rate before the submission loaded (timed.py)
-        ctx["interrupts_per_s"] = (after - interrupts) / max(timing._perf_counter() - t0, 1e-3)
+    if interrupts is not None and after is not None:  # each CPU's rate before the submission loaded (timed.py)
+        seconds = max(timing._perf_counter() - t0, 1e-3)
+        ctx["interrupts_per_s"] = [(a - b) / seconds for b, a in zip(interrupts, after)]
     stage("calibration")
 
     load = {"cmd": "load", "code": job["submission_code"], "module_name": "submission.py", "problem_code": job["problem_code"],

@@ -220,38 +220,43 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 flag(res, "reference_tampered", why)
 
 
-def host_interrupts() -> int | None:
-    """Interrupts the host has served since boot, timer interrupts included (/proc/stat's `intr` total); None where
-    it cannot be read."""
+def host_interrupts() -> list[int] | None:
+    """Interrupts each CPU of the host has served since boot, timer interrupts included (/proc/interrupts, every row
+    with a count per CPU); None where it cannot be read."""
     try:
-        with open("/proc/stat", "rb") as f:
+        with open("/proc/interrupts", "rb") as f:
+            cpus = len(f.readline().split())
+            per_cpu = [0] * cpus
             for line in f:
-                if line.startswith(b"intr "):
-                    return int(line.split(None, 2)[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+                counts = line.split()[1:cpus + 1]
+                if len(counts) == cpus and all(c.isdigit() for c in counts):
+                    per_cpu = [a + int(c) for a, c in zip(per_cpu, counts)]
+        return per_cpu if cpus else None
+    except (OSError, ValueError):
+        return None
 
 
 def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
-    """The host's interrupts while the reference was timed, against their rate in the calibration (the sandbox's
+    """Each CPU's interrupts while the reference was timed, against that CPU's rate in the calibration (the sandbox's
     no-work calls, before the submission loaded). An interrupt's work is charged to whatever runs on its CPU, the
     judge timing its reference included, and timers the sandbox armed fire while it is frozen, waking nothing of it
-    (its CPU account stays still): thousands a second slowed a CPU reference 3-10x (red team, session 35:
-    timerfds in six processes, every batch). Past `interrupt_storm_per_s` over that rate and
-    `interrupt_storm_min` interrupts in one batch: reference_tampered."""
+    (its CPU account stays still): tens of thousands a second on each CPU slowed a CPU reference 3-10x (red team,
+    session 35: timerfds in six processes, every batch). A CPU past `interrupt_storm_per_s` over its rate and
+    `interrupt_storm_min` interrupts in one batch: reference_tampered. Per CPU, so that a large host's other CPUs
+    (their devices, their jobs) do not add up to a storm."""
     base = ctx.get("interrupts_per_s")
-    if base is None or not batches or any(b is None or a is None for b, a, _ in batches):
-        res["flag_details"]["reference_interrupts"] = "not read: the host's interrupt count (/proc/stat) is unreadable"
+    if base is None or not batches or any(b is None or a is None or len(b) != len(base) or len(a) != len(base)
+                                          for b, a, _ in batches):
+        res["flag_details"]["reference_interrupts"] = "not read: the host's interrupt counts (/proc/interrupts) are unreadable"
         return
-    excess = [((after - before) - base * s, s) for before, after, s in batches if s > 0]
-    count, seconds = max(excess, key=lambda e: e[0] / e[1])
-    res["flag_details"]["reference_interrupts"] = {"calibration_per_s": round(base),
-                                                   "worst_batch_over_it_per_s": round(count / seconds)}
+    count, seconds = max((((a - b) - rate * s, s) for before, after, s in batches if s > 0
+                          for b, a, rate in zip(before, after, base)), key=lambda e: e[0] / e[1])
+    res["flag_details"]["reference_interrupts"] = {"calibration_per_s_busiest_cpu": round(max(base)),
+                                                   "worst_cpu_batch_over_it_per_s": round(count / seconds)}
     if count / seconds > rules["interrupt_storm_per_s"] and count > rules["interrupt_storm_min"]:
-        flag(res, "reference_tampered", f"the host served {count:.0f} interrupts more than its calibration's rate "
-             f"({base:.0f} a second) in {seconds * 1e3:.3g} ms of the reference's timed calls, with the sandbox frozen: "
-             "timers it armed fire beside the reference")
+        flag(res, "reference_tampered", f"a CPU served {count:.0f} interrupts more than its calibration's rate in "
+             f"{seconds * 1e3:.3g} ms of the reference's timed calls, with the sandbox frozen: timers it armed fire "
+             "beside the reference")
 
 
 def capped_reference_batches(ref_batches: list, res: dict, rules, device) -> list:

@@ -180,8 +180,8 @@ RULES = pa.struct([
     # what the share's other cores hold) is timed as if it ran after the call
     ("reference_batch_slack", F64),  # a batch's paired reference counts at most this many times the quickest batch's
     ("reference_batch_margin_ms_cpu", F64),  # ... plus this on a CPU (reference_slowdown_min_ms on a GPU)
-    ("interrupt_storm_per_s", F64),  # a CPU reference batch with the host's interrupts this many a second over the
-    ("interrupt_storm_min", I64),    # ... calibration's rate, and this many: reference_tampered
+    ("interrupt_storm_per_s", F64),  # a CPU reference batch in which one CPU served this many interrupts a second
+    ("interrupt_storm_min", I64),    # ... over its calibration's rate, and this many: reference_tampered
 ])
 
 

@@ -325,24 +325,28 @@ def test_one_slowed_reference_batch_counts_at_most_the_slack_over_the_quickest()
 def test_a_storm_of_interrupts_beside_the_frozen_reference_is_reference_tampering():
     """Timers the sandbox armed fire while it is frozen, in interrupt context charged to the judge timing its
     reference, and wake nothing of the sandbox (red team session 35: timerfds in six processes slowed every reference
-    batch 3-10x, ok at 2-6x on GELU). The host's interrupts in each reference batch are held to their rate in the
-    calibration, before the submission loaded; a host that cannot say is recorded as not read."""
+    batch 3-10x, ok at 2-6x on GELU). Each CPU's interrupts in each reference batch are held to that CPU's rate in the
+    calibration, before the submission loaded (a large host's other CPUs do not add up to a storm); a host that cannot
+    say is recorded as not read."""
     from kb_data.harness.timed import _interrupt_check, host_interrupts
     from kb_data.rules import CHECKS
 
     first = host_interrupts()
-    assert isinstance(first, int) and host_interrupts() >= first  # the real count, since boot
+    assert first and all(isinstance(n, int) for n in first)  # the real counts, since boot, one per CPU
+    assert all(b >= a for a, b in zip(first, host_interrupts()))
 
-    def check(batches, base=3500.0):
+    def check(batches, base=(2000.0, 1500.0)):
         res = {"flags": [], "flag_details": {}}
-        _interrupt_check(res, {"interrupts_per_s": base}, batches, CHECKS)
+        _interrupt_check(res, {"interrupts_per_s": list(base)}, batches, CHECKS)
         return res
 
-    quiet = check([(1000, 1010, 0.005), (2000, 2100, 0.05)])  # fewer than the calibration's rate, frozen
-    assert quiet["flags"] == [] and quiet["flag_details"]["reference_interrupts"]["calibration_per_s"] == 3500
-    storm = check([(1000, 1010, 0.005), (2000, 2000 + 65000 // 20, 0.05)])  # 65000 a second for 50 ms
+    quiet = check([([1000, 500], [1005, 505], 0.005), ([2000, 900], [2050, 950], 0.05)])  # under the rates, frozen
+    assert quiet["flags"] == [] and quiet["flag_details"]["reference_interrupts"]["calibration_per_s_busiest_cpu"] == 2000
+    storm = check([([1000, 500], [1005, 505], 0.005), ([2000, 900], [2050, 900 + 33000 // 20], 0.05)])  # 33000/s, 50 ms
     assert storm["flags"] == ["reference_tampered"] and "interrupts" in storm["flag_details"]["reference_tampered"]
-    burst = check([(1000, 1000 + 150, 0.002)])  # a fast rate over too few to slow anything
+    spread = check([([0] * 2, [180, 180], 0.02)], base=(0.0, 0.0))  # 9000 a second on each CPU: none past the bound
+    assert spread["flags"] == []
+    burst = check([([1000, 500], [1045, 505], 0.002)])  # a fast rate over too few to slow anything
     assert burst["flags"] == []
-    unread = check([(None, 10, 0.01)])
+    unread = check([(None, [10, 10], 0.01)])
     assert unread["flags"] == [] and "not read" in unread["flag_details"]["reference_interrupts"]
