@@ -140,13 +140,9 @@ def reached(ref, inputs: list, where: tuple, rng: int, rebuild=None) -> list | s
     masks = _tangent_reach(ref, inputs, where, rng, nan=True)
     if isinstance(masks, list) and rebuild is not None and all(m is None or bool(m.all()) for m in masks):
         try:
-            ref64 = reference_copy(ref, rebuild).double()
-            ins64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            finite = _tangent_reach(ref64, ins64, where, rng, nan=False)
+            finite = _tangent_reach(*float64_copies(ref, inputs, rebuild), where, rng, nan=False)
         except Exception as e:  # no float64 kernels, or no memory for them: the NaN's reach stands
             finite = f"{type(e).__name__}: {str(e)[:120]}"
-        finally:
-            ref64 = ins64 = None
         if isinstance(finite, list) and len(finite) == len(masks):
             masks = [m if f is None or m is None else f.to(m.device) for m, f in zip(masks, finite)]
     return masks
@@ -250,6 +246,13 @@ def reference_copy(ref, rebuild, state: dict | None = None):
     return new
 
 
+def float64_copies(ref, inputs: list, rebuild) -> tuple:
+    """A float64 instance of the reference (its own weights, built again: reference_copy) and float64 copies of the
+    inputs' floating tensors (the rest as they are)."""
+    return (reference_copy(ref, rebuild).double(),
+            [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in clone_inputs(inputs)])
+
+
 def fp64_errors_or_flag(res, where: str, ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, float]] | str | None:
     """_fp64_errors, where a comparison that could not get its memory is a check that could not run (check_failed,
     never a pass): None then."""
@@ -268,8 +271,7 @@ def _fp64_errors(ref, cand_outs, inputs, rng, rebuild) -> list[tuple[float, floa
     """(reference's, candidate's) relative error to a float64 run of the reference, for every floating output.
     The float64 reference runs here, where the submission cannot reach; a string says why it could not."""
     try:
-        ref64 = reference_copy(ref, rebuild).double()
-        ins64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in clone_inputs(inputs)]
+        ref64, ins64 = float64_copies(ref, inputs, rebuild)
         out64 = _call(ref64, ins64, rng, "the float64 reference")
         del ref64
     except Exception as e:  # ops without float64 kernels: a property of the problem, the same for every submission

@@ -25,7 +25,7 @@ from kb_data.harness.reference import (
 from kb_data.harness.round_trip import calibrate
 from kb_data.harness.sandbox import SandboxUnavailable
 from kb_data.problems import ProblemError, exec_problem_code
-from kb_data.harness.timed import MAX_BATCH, batch_size, host_interrupts, time_paired
+from kb_data.harness.timed import MAX_BATCH, batch_size, time_paired
 from kb_data.rules import precision_class, tolerance, tolerance_precision
 
 
@@ -99,12 +99,7 @@ def _judge(job: dict, res: dict):
            "rebuild": lambda: build_reference(mod, rules, device, job.get("init_seed", 0))}  # checks' own copies
     del first_ref  # its shapes and dtypes are all that is kept: a large problem's output is gigabytes
     ctx["batch"] = batch_size(first, ctx["out_meta"], device, int(job.get("max_batch", MAX_BATCH)))
-    interrupts, t0 = host_interrupts(), timing._perf_counter()
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
-    after = host_interrupts()
-    if interrupts is not None and after is not None:  # each CPU's rate before the submission loaded (timed.py)
-        seconds = max(timing._perf_counter() - t0, 1e-3)
-        ctx["interrupts_per_s"] = [(a - b) / seconds for b, a in zip(interrupts, after)]
     stage("calibration")
 
     load = {"cmd": "load", "code": job["submission_code"], "module_name": "submission.py", "problem_code": job["problem_code"],

@@ -126,6 +126,7 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
     msg, fill = batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
     extra, flushes, cpu, threads = [], [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
+    interrupts, t0 = host_interrupts() if device.type == "cpu" else None, timing._perf_counter()
     for replies, wall, cpu_ms, thread_ms in _calibration_batches(cand, msg, fill, calls, k):
         extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
         flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
@@ -133,6 +134,10 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
             cpu.append(cpu_ms / k)
         if thread_ms is not None:
             threads.append((k, sandbox_clocks(cpu_ms, thread_ms)))
+    after = host_interrupts() if interrupts is not None else None
+    if after is not None:  # each CPU's rate before the submission loaded: the frozen reference's yardstick (timed.py)
+        seconds = max(timing._perf_counter() - t0, 1e-3)
+        ctx["interrupts_per_s"] = [(a - b) / seconds for b, a in zip(interrupts, after)]
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
     if cand.thread_clocks is not None and threads:
@@ -194,3 +199,19 @@ def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
         replies = batch_replies(reply, k)
         if b:
             yield replies, wall, cpu_ms, thread_ms
+
+
+def host_interrupts() -> list[int] | None:
+    """Interrupts each CPU of the host has served since boot, timer interrupts included (/proc/interrupts, every row
+    with a count per CPU); None where it cannot be read."""
+    try:
+        with open("/proc/interrupts", "rb") as f:
+            cpus = len(f.readline().split())
+            per_cpu = [0] * cpus
+            for line in f:
+                counts = line.split()[1:cpus + 1]
+                if len(counts) == cpus and all(c.isdigit() for c in counts):
+                    per_cpu = [a + int(c) for a, c in zip(per_cpu, counts)]
+        return per_cpu if cpus else None
+    except (OSError, ValueError):
+        return None

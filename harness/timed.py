@@ -16,7 +16,7 @@ from kb_data.harness import timing
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
-from kb_data.harness.round_trip import batch_msg, round_trip, sandbox_clocks, take_replies
+from kb_data.harness.round_trip import batch_msg, host_interrupts, round_trip, sandbox_clocks, take_replies
 from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -91,10 +91,11 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         for side in (("cand", "ref") if batches % 2 == 0 else ("ref", "cand")):
             if side == "ref":
                 with cand.paused():
-                    before, t0 = host_interrupts(), timing._perf_counter()
+                    before, t0 = host_interrupts() if device.type == "cpu" else None, timing._perf_counter()
                     timed = timer.timed_batch([_reference_call(t, model, work, k) for t in calls],
                                               head_start_ms=ref_head_ms)
-                    ref_interrupts.append((before, host_interrupts(), timing._perf_counter() - t0))
+                    if device.type == "cpu":
+                        ref_interrupts.append((before, host_interrupts(), timing._perf_counter() - t0))
                 if timer.queued_ms is not None:  # as long as the candidate's gate holds
                     ref_head_ms = min(timer.queued_ms, QUEUE_WAIT_S * 1e3)
                 for t, (ms, flush_ms) in zip(calls, timed):
@@ -218,22 +219,6 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 res["flag_details"]["reference_slowdown"] = why + "; the sandbox was frozen throughout: the host's load"
             else:
                 flag(res, "reference_tampered", why)
-
-
-def host_interrupts() -> list[int] | None:
-    """Interrupts each CPU of the host has served since boot, timer interrupts included (/proc/interrupts, every row
-    with a count per CPU); None where it cannot be read."""
-    try:
-        with open("/proc/interrupts", "rb") as f:
-            cpus = len(f.readline().split())
-            per_cpu = [0] * cpus
-            for line in f:
-                counts = line.split()[1:cpus + 1]
-                if len(counts) == cpus and all(c.isdigit() for c in counts):
-                    per_cpu = [a + int(c) for a, c in zip(per_cpu, counts)]
-        return per_cpu if cpus else None
-    except (OSError, ValueError):
-        return None
 
 
 def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:

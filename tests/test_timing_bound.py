@@ -328,7 +328,8 @@ def test_a_storm_of_interrupts_beside_the_frozen_reference_is_reference_tamperin
     batch 3-10x, ok at 2-6x on GELU). Each CPU's interrupts in each reference batch are held to that CPU's rate in the
     calibration, before the submission loaded (a large host's other CPUs do not add up to a storm); a host that cannot
     say is recorded as not read."""
-    from kb_data.harness.timed import _interrupt_check, host_interrupts
+    from kb_data.harness.round_trip import host_interrupts
+    from kb_data.harness.timed import _interrupt_check
     from kb_data.rules import CHECKS
 
     first = host_interrupts()
