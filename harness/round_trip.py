@@ -201,17 +201,29 @@ def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
             yield replies, wall, cpu_ms, thread_ms
 
 
+# Interrupts one CPU sends another on behalf of running code (a wake-up, a cross-call, a TLB shootdown): a frozen
+# sandbox runs none, while the judge's own thread pool and the host's other jobs raise thousands a second of them.
+RUNNING_CODE_IPIS = (b"rescheduling interrupts", b"function call interrupts", b"tlb shootdowns")
+
+
 def host_interrupts() -> list[int] | None:
-    """Interrupts each CPU of the host has served since boot, timer interrupts included (/proc/interrupts, every row
-    with a count per CPU); None where it cannot be read."""
+    """Interrupts each CPU of the host has served since boot that a frozen sandbox can have armed: timers and devices
+    (/proc/interrupts, every row with a count per CPU, less RUNNING_CODE_IPIS); None where it cannot be read."""
     try:
         with open("/proc/interrupts", "rb") as f:
-            cpus = len(f.readline().split())
-            per_cpu = [0] * cpus
-            for line in f:
-                counts = line.split()[1:cpus + 1]
-                if len(counts) == cpus and all(c.isdigit() for c in counts):
-                    per_cpu = [a + int(c) for a, c in zip(per_cpu, counts)]
-        return per_cpu if cpus else None
-    except (OSError, ValueError):
+            return interrupt_counts(f.read())
+    except OSError:
         return None
+
+
+def interrupt_counts(table: bytes) -> list[int] | None:
+    """Per-CPU sums of a /proc/interrupts table's rows, RUNNING_CODE_IPIS left out; None for a table without CPUs."""
+    lines = table.splitlines()
+    cpus = len(lines[0].split()) if lines else 0
+    per_cpu = [0] * cpus
+    for line in lines[1:]:
+        counts = line.split()[1:cpus + 1]
+        if len(counts) == cpus and all(c.isdigit() for c in counts) \
+                and not any(ipi in line.lower() for ipi in RUNNING_CODE_IPIS):
+            per_cpu = [a + int(c) for a, c in zip(per_cpu, counts)]
+    return per_cpu if cpus else None

@@ -351,3 +351,23 @@ def test_a_storm_of_interrupts_beside_the_frozen_reference_is_reference_tamperin
     assert burst["flags"] == []
     unread = check([(None, [10, 10], 0.01)])
     assert unread["flags"] == [] and "not read" in unread["flag_details"]["reference_interrupts"]
+
+
+def test_the_interrupts_counted_are_those_a_frozen_sandbox_can_have_armed():
+    """Timers and devices count; the interrupts one CPU sends another for running code (wake-ups, cross-calls, TLB
+    shootdowns) do not: a frozen sandbox runs no code, and the judge's own thread pool on a loaded host raised them
+    past the storm's bound on an honest ReLU (CI, session 35)."""
+    from kb_data.harness.round_trip import interrupt_counts
+
+    table = (b"           CPU0       CPU1       \n"
+             b"  0:         41          0   IO-APIC   2-edge      timer\n"
+             b" 24:        700         12   PCI-MSI 65536-edge      virtio0-config\n"
+             b"NMI:          3          4   Non-maskable interrupts\n"
+             b"LOC:     100000     200000   Local timer interrupts\n"
+             b"RES:     555555     666666   Rescheduling interrupts\n"
+             b"CAL:      77777      88888   Function call interrupts\n"
+             b"TLB:       9999       8888   TLB shootdowns\n"
+             b"IPI0:       123        456   Rescheduling interrupts\n"
+             b"ERR:          0\n")
+    assert interrupt_counts(table) == [41 + 700 + 3 + 100000, 12 + 4 + 200000]
+    assert interrupt_counts(b"") is None
