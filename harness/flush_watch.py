@@ -125,20 +125,29 @@ class FlushWatch:
         if value is not None and total is not None and total > self._clock0 and self.found is None:
             spent_all = total - self._clock0
             rest = max(0.0, spent_all - sum(claims)) / calls
-            weights = [c + rest for c in claims]
-            total_weight = sum(weights)
-            shares = [w / total_weight * spent_all for w in weights] if total_weight > 0 else [spent_all / calls] * calls
+            by_claims = [c + rest for c in claims]
             for spent, words in self.moments:
                 latest = max((w - value for w in words if value <= w < value + calls), default=-1)
-                due, left = 0.0, spent  # calls whose share of the forward CPU was spent, the current one in part
-                for share in shares:
-                    due += min(1.0, left / share) if share > 0 else 1.0
-                    left -= share
-                    if left <= 0:
-                        break
+                # the fewer of the two: a claim is wall time, which a loaded host stretches in the calls it preempts
+                # (CPU they did not spend), and an even share takes a front-loaded batch's first call for several
+                due = min(_calls_due(spent, by_claims, spent_all), _calls_due(spent, [1.0] * calls, spent_all))
                 if latest + 1 < due * (1 - FLUSH_LAG_SHARE) - FLUSH_LAG_CALLS:
                     self.found = (f"a moment of the batch found its flush buffer at call {latest} of {calls} (-1: "
                                   f"none of this batch) after {spent:.3g} ms of the forward thread's {spent_all:.3g}, "
                                   f"the share of {due:.3g} calls: flushes between were skipped")
                     break
         return self.found
+
+
+def _calls_due(spent: float, weights: list[float], spent_all: float) -> float:
+    """Calls whose share of the batch's forward CPU (`spent_all`, shared in proportion to `weights`) was spent after
+    `spent` ms of it, the current one in part."""
+    total = sum(weights)
+    shares = [w / total * spent_all for w in weights] if total > 0 else [spent_all / len(weights)] * len(weights)
+    due, left = 0.0, spent
+    for share in shares:
+        due += min(1.0, left / share) if share > 0 else 1.0
+        left -= share
+        if left <= 0:
+            break
+    return due

@@ -495,13 +495,15 @@ def test_the_words_the_judge_reads_back_are_the_processs_own():
         assert got is None if found is None else found in got, got
 
 
-@pytest.mark.parametrize("flushed", ["every", "every_front_loaded", "first_and_last", "last"])
+@pytest.mark.parametrize("flushed", ["every", "every_front_loaded", "every_late_calls_preempted", "first_and_last",
+                                     "last"])
 def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_last(flushed):
     """Each call of a batch flushes with the batch's value + its place; the watch reads the buffer at secret moments
     with the forward thread's CPU clock. A thread that works and flushes as a batch of calls does passes, also when its
     first call does most of the batch's work (as its claims say); one that flushes only its first and last calls, or
     its last, leaves the buffer an earlier call's (or none of the batch's) value while its CPU says most calls ran,
-    whatever the buffer holds at the end."""
+    whatever the buffer holds at the end. A claim is wall time: the calls a loaded host preempted claim CPU they did
+    not spend (the batch's later ones here), which does not make the earlier ones' flushes late."""
     from kb_data.harness.flush_watch import FlushWatch
 
     value, calls, words = 1001, 10, 1 << 16
@@ -533,7 +535,8 @@ sys.stdin.read()  # alive when the watch stops, as the candidate's forward threa
         child.stdin.write("go\n")
         child.stdin.flush()
         assert child.stdout.readline().strip() == "done"
-        found = watch.stop(value, work)  # each call's claim: its work
+        claims = work[:5] + [8 * ms for ms in work[5:]] if flushed == "every_late_calls_preempted" else work
+        found = watch.stop(value, claims)  # each call's claim: its work, or (preempted) 8x it
     finally:
         child.stdin.close()
         child.wait(10)
