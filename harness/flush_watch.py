@@ -6,6 +6,9 @@ from __future__ import annotations
 import secrets
 import struct
 import threading
+import time
+
+import torch
 
 from kb_data.harness.sampler import _mappings
 from kb_data.harness.sandbox import schedstat_ms
@@ -51,6 +54,8 @@ FLUSH_WORDS = 64  # words of the flush buffer read back at the batch's end, at s
 FLUSH_WORDS_MID = 8  # ... and at each secret moment of the batch
 FLUSH_LAG_CALLS = 1.5  # calls a moment's flush may stand behind the calls whose share of the batch's forward CPU was spent
 FLUSH_LAG_SHARE = 0.25  # ... and this share of them (a call's CPU varies: a garbage collection in one, say)
+OUTPUT_READS = 8  # elements of delivered calls' output slots read once the batch reaches its secret call
+OUTPUT_POLL_S = 0.0004  # the flush buffer's progress is polled every uniform [0, this] s until then
 
 
 class FlushWatch:
@@ -60,15 +65,26 @@ class FlushWatch:
     of them; at stop(), FLUSH_WORDS words at secret places must hold the batch's last call's flush value (call c of a
     batch writes `value` + c). stop() returns the first thing found (a foreign mapping, foreign_pages; a word that is
     not the last value; a moment whose latest flush stood more than FLUSH_LAG_CALLS calls and FLUSH_LAG_SHARE of them
-    behind those whose share of the batch's forward CPU was spent by then), or None. A mapping undone before each reply
-    is still read mid-batch; a flush skipped or cut short leaves other words, and flushes skipped between the first
-    and the last leave earlier ones."""
+    behind those whose share of the batch's forward CPU was spent by then; an output element read once its call was
+    delivered that is not what the judge took at the batch's end), or None. A mapping undone before each
+    reply is still read mid-batch; a flush skipped or cut short leaves other words, flushes skipped between the first
+    and the last leave earlier ones, and outputs written after their calls (work done outside every timed interval)
+    differ from what their slots held once delivered. `outputs`: each call's output slots (the judge's mapping of the
+    shared memory the candidate delivers into), read once the buffer shows a secret call of the batch flushing
+    (`value` + that call: the calls before it were delivered), whenever in the batch that is."""
 
-    def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float, clock: str | None = None):
+    def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float, clock: str | None = None,
+                 outputs: list[list] | None = None, value: int | None = None):
         self.pids, self.lo, self.hi, self.clock = list(pids), lo, hi, clock
         self.gap_s = max(within_ms, 1.0) / 1e3 * 2 / MOMENTS  # the mean of a uniform draw in [0, gap_s]
         self.found: str | None = None
         self.moments: list[tuple[float, list[int]]] = []  # (forward CPU ms since start, words read)
+        self.outputs = [[_bytes_of(t) if t.is_contiguous() else None for t in slots] for slots in outputs or []]
+        self.output_reads: list[tuple[int, int, int, bytes]] = []  # (call, output, element, its bytes)
+        # the call whose flush releases the reads: not the first (nothing is delivered before it)
+        self._value = value
+        self._target = secrets.SystemRandom().randrange(1, len(self.outputs)) \
+            if value is not None and len(self.outputs) > 1 else None
         self._clock0 = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._at_random, name="kb-flush-watch", daemon=True)
@@ -84,9 +100,34 @@ class FlushWatch:
             return None
 
     def _at_random(self) -> None:
-        draw = secrets.SystemRandom()
-        while self.found is None and not self._done.wait(draw.uniform(0.0, self.gap_s)):
-            self._check(moment=True)
+        draw, clock = secrets.SystemRandom(), time.monotonic
+        moment = clock() + draw.uniform(0.0, self.gap_s)
+        while self.found is None and not self._done.wait(
+                max(0.0, min(moment - clock(), draw.uniform(0.0, OUTPUT_POLL_S) if self._target is not None else self.gap_s))):
+            if self._target is not None:
+                self._read_outputs_once_delivered(draw)
+            if clock() >= moment:
+                self._check(moment=True)
+                moment = clock() + draw.uniform(0.0, self.gap_s)
+
+    def _read_outputs_once_delivered(self, draw) -> None:
+        """One word of the flush buffer (the first process's); once it shows the secret call or a later one flushing,
+        OUTPUT_READS elements of the output slots of the calls before that one, its last delivered always."""
+        try:
+            word = words_at(self.pids[0], [self.lo + 4 * draw.randrange((self.hi - self.lo) // 4)])[0]
+        except OSError:
+            return  # the end's reads say what is wrong with the process
+        flushing = word - self._value
+        if not self._target <= flushing < len(self.outputs):
+            return
+        for n in range(OUTPUT_READS):
+            c = flushing - 1 if n == 0 else draw.randrange(flushing)
+            slots = [(k, slot) for k, slot in enumerate(self.outputs[c]) if slot is not None and slot[0].numel()]
+            if slots:
+                k, (raw, size) = draw.choice(slots)
+                e = draw.randrange(raw.numel() // size)
+                self.output_reads.append((c, k, e, bytes(raw[e * size:(e + 1) * size].tolist())))
+        self._target = None
 
     def _check(self, value: int | None = None, moment: bool = False) -> None:
         draw = secrets.SystemRandom()
@@ -112,11 +153,12 @@ class FlushWatch:
             if why and self.found is None:
                 self.found = f"process {pid}: {why}"
 
-    def stop(self, value: int | None = None, claims: list[float] = (0.0,)) -> str | None:
+    def stop(self, value: int | None = None, claims: list[float] = (0.0,), taken: list | None = None) -> str | None:
         """What the watch found over the batch; `value` the batch's first flush value, `claims` its claimed ms per
         call, by which the batch's forward CPU is shared among its calls (each with an equal share of what the claims
         leave unexplained: the flushes and the glue), so that a batch whose work is front-loaded is not taken for one
-        whose flushes were skipped."""
+        whose flushes were skipped; `taken`, each call's outputs as the judge copied them at the batch's end (None
+        where it could not), against which the elements read at the moments are held."""
         self._done.set()
         self._thread.join()
         calls = len(claims)
@@ -136,7 +178,27 @@ class FlushWatch:
                                   f"none of this batch) after {spent:.3g} ms of the forward thread's {spent_all:.3g}, "
                                   f"the share of {due:.3g} calls: flushes between were skipped")
                     break
+        if value is not None and taken is not None and self.found is None:
+            self.found = self._outputs_changed(taken)
         return self.found
+
+    def _outputs_changed(self, taken: list) -> str | None:
+        """The first output element read once its call was delivered that differs from what the judge took."""
+        for c, k, e, seen in self.output_reads:
+            outs = taken[c] if c < len(taken) else None
+            if outs is None or k >= len(outs) or not isinstance(outs[k], torch.Tensor):
+                continue
+            raw, size = _bytes_of(outs[k])
+            if bytes(raw[e * size:(e + 1) * size].tolist()) != seen:
+                return (f"call {c}'s output {k}, element {e}, read once a later call of the batch flushed (so after "
+                        f"call {c}'s outputs were delivered), was not what the judge took at the batch's end: the "
+                        "output was written after its timed call")
+        return None
+
+
+def _bytes_of(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """A contiguous tensor's storage as bytes (a flat uint8 view: no copy) and its element size."""
+    return t.detach().reshape(-1).view(torch.uint8), t.element_size()
 
 
 def _calls_due(spent: float, weights: list[float], spent_all: float) -> float:

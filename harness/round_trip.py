@@ -41,15 +41,18 @@ def batch_msg(cand, ctx, inputs: list, rngs: list, device) -> tuple[dict, object
 
 def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, float, float | None, bool, dict | None]:
     """A batch of timed calls behind the gate: sent, queued by the candidate, its inputs written (`fill`), the gate
-    opened, answered, and `received(reply)` (the outputs copied). Returns (reply, the judge's wall ms from the gate's
-    opening, the sandbox's CPU ms or None, whether the batch said it was queued before the gate opened, its timing
-    threads' CPU ms by name or None). Nothing of the batch can start on its inputs before the gate opens: they are not
-    there yet. The sandbox's clocks and samples run from before its inputs are written until its outputs are copied."""
+    opened, answered, and `received(reply)` (the outputs copied, returned by call for the flush watch). Returns (reply,
+    the judge's wall ms from the gate's opening, the sandbox's CPU ms or None, whether the batch said it was queued
+    before the gate opened, its timing threads' CPU ms by name or None). Nothing of the batch can start on its inputs
+    before the gate opens: they are not there yet. The sandbox's clocks and samples run from before its inputs are
+    written until its outputs are copied."""
     mark = {}
 
     def ready(held: bool):
-        if stage == "timing":  # the flush buffer, read at secret moments of the batch and at its end
-            mark["watch"] = cand.flush_watcher()
+        if stage == "timing":  # the flush buffer and the output slots, read at secret moments of the batch and its end
+            mark["watch"] = cand.flush_watcher(value, [[cand.arena.slots[f"{prefix(c)}out{k}"][1]
+                                                        for k in range(len(call["outputs"]))]
+                                                       for c, call in enumerate(msg["calls"])])
             if mark["watch"] is not None:
                 mark["watch"].start()
         sampler = cand.sampling()
@@ -66,17 +69,17 @@ def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, 
     msg["gate"] = cand.next_gate()
     # call c of the batch flushes with value + c (under 2**31: int32)
     value = msg["flush_value"] = secrets.randbits(30) | 1 if stage == "timing" and cand.flush_watch else None
-    c1 = f1 = reply = None
+    c1 = f1 = reply = taken = None
     try:
         reply = cand.request(msg, stage, ready=ready)
         end = timing._perf_counter()
         if received is not None and "t" in mark:
-            received(reply)
+            taken = received(reply)
         c1, f1 = cand.settled_clocks()  # before the samples are read
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
-        cand.end_flush_watch(mark.get("watch"), value, reply, len(msg["calls"]))
+        cand.end_flush_watch(mark.get("watch"), value, reply, len(msg["calls"]), taken)
     if "t" not in mark:
         why = f"{stage}: the candidate answered a batch of timed calls before its inputs were written"
         flag(cand.res, "timer_tampered", why)
@@ -94,13 +97,14 @@ def batch_replies(reply: dict, k: int) -> list[dict]:
     return replies
 
 
-def take_replies(cand, ctx: dict, calls: list, reply: dict) -> None:
-    """A timed batch's reply taken in: each call's claim and flush time, and its outputs, copied."""
+def take_replies(cand, ctx: dict, calls: list, reply: dict) -> list:
+    """A timed batch's reply taken in: each call's claim and flush time, and its outputs, copied (returned, by call)."""
     for c, (t, r) in enumerate(zip(calls, batch_replies(reply, len(calls)))):
         t["reply"], t["ms"] = r, channel.field(r, "ms", float)
         t["flush"] = channel.field(r, "flush_ms", float, optional=True)
         t["outs"], t["why"] = cand.outputs(r, ctx["out_meta"], prefix(c))
         cand.check_input_slots(t["inputs"], prefix(c))
+    return [t["outs"] for t in calls]
 
 
 def calibrate(cand, inputs, ctx, device, rules, job) -> float:

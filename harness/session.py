@@ -124,19 +124,23 @@ class Candidate:
             self.thread_clock_lost = self.thread_clock_lost or f"a timing thread's clock could not be read ({e})"
             return None
 
-    def flush_watcher(self) -> FlushWatch | None:
-        """A watch on the flush buffer for the next timed batch, where there is one."""
+    def flush_watcher(self, value: int | None, outputs: list[list]) -> FlushWatch | None:
+        """A watch on the flush buffer (the batch's first flush value `value`), and on `outputs` (each call's output
+        slots), for the next timed batch, where there is one."""
         clock = (self.thread_clocks or {}).get("forward")
-        return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms, clock=clock) if self.flush_watch else None
+        return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms, clock=clock, outputs=outputs,
+                          value=value) if self.flush_watch else None
 
-    def end_flush_watch(self, watch: FlushWatch | None, value: int | None, reply, calls: int) -> None:
+    def end_flush_watch(self, watch: FlushWatch | None, value: int | None, reply, calls: int,
+                        taken: list | None = None) -> None:
         """The batch's watch stopped, its flush values read back, the batch's calls weighted by their claims in its
-        `reply` (zeros where there is none or it is not well formed: the bound and the record read it strictly); the
-        first thing found is kept for the record."""
+        `reply` (zeros where there is none or it is not well formed: the bound and the record read it strictly), the
+        outputs read at its moments held to those the judge took (`taken`, each call's); the first thing found is kept
+        for the record."""
         got = reply.get("calls") if isinstance(reply, dict) else None
         ms = [c.get("ms") if isinstance(c, dict) else None for c in got] if isinstance(got, list) else []
         claims = [float(m) if type(m) in (int, float) and 0 <= m < math.inf else 0.0 for m in ms]
-        found = watch.stop(value, claims if len(claims) == calls else [0.0] * calls) if watch is not None else None
+        found = watch.stop(value, claims if len(claims) == calls else [0.0] * calls, taken) if watch is not None else None
         if found and self.flush_foreign is None:
             self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
 

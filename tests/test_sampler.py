@@ -495,34 +495,38 @@ def test_the_words_the_judge_reads_back_are_the_processs_own():
         assert got is None if found is None else found in got, got
 
 
-@pytest.mark.parametrize("flushed", ["every", "every_front_loaded", "every_late_calls_preempted", "first_and_last",
-                                     "last"])
-def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_last(flushed):
-    """Each call of a batch flushes with the batch's value + its place; the watch reads the buffer at secret moments
-    with the forward thread's CPU clock. A thread that works and flushes as a batch of calls does passes, also when its
-    first call does most of the batch's work (as its claims say); one that flushes only its first and last calls, or
-    its last, leaves the buffer an earlier call's (or none of the batch's) value while its CPU says most calls ran,
-    whatever the buffer holds at the end. A claim is wall time: the calls a loaded host preempted claim CPU they did
-    not spend (the batch's later ones here), which does not make the earlier ones' flushes late."""
+def _watched_batch(tmp_path, work: list, flushes: list, claims: list, outputs_late: bool = False):
+    """A batch of calls in a process of its own, as the candidate's forward thread runs it (in this one, the GIL it
+    holds while it spins would let the watch's thread take a moment only every few switch intervals): call c spends
+    work[c] ms of its thread's CPU, writes its output slot (its own 64 floats of a shared file, the judge's mapping of
+    them watched) unless `outputs_late`, which writes every call's after the last, and flushes the buffer with
+    1001 + c if c is in `flushes`. Returns (the watch, what it found, given `claims` and the outputs' final
+    contents)."""
     from kb_data.harness.flush_watch import FlushWatch
 
-    value, calls, words = 1001, 10, 1 << 16
-    work = [60.0] + [2.0] * (calls - 1) if flushed == "every_front_loaded" else [10.0] * calls
-    flushes = [c for c in range(calls)
-               if flushed.startswith("every") or c == calls - 1 or (flushed == "first_and_last" and c == 0)]
-    # the batch runs in a process of its own, as the candidate's forward thread does: in this one, the GIL it holds
-    # while it spins would let the watch's thread take a moment only every few switch intervals
+    value, calls, words = 1001, len(work), 1 << 16
+    slots = tmp_path / "outputs"
+    slots.write_bytes(bytes(4 * 64 * calls))
+    mapped = torch.from_file(str(slots), shared=True, size=64 * calls, dtype=torch.float32)
     script = f"""
-import ctypes, struct, sys, threading, time
+import ctypes, mmap, struct, sys, threading, time
 buf = (ctypes.c_int32 * {words})()
+slots = open({str(slots)!r}, "r+b")
+out = mmap.mmap(slots.fileno(), 0)
 print(ctypes.addressof(buf), threading.get_native_id(), flush=True)
 sys.stdin.readline()
+def deliver(c):
+    out[256 * c:256 * (c + 1)] = struct.pack("<64f", *[c + k / 64 for k in range(64)])
 for c, ms in enumerate({work!r}):
     end = time.thread_time() + ms / 1e3  # the call's work on this thread's clock
     while time.thread_time() < end:
         pass
+    if not {outputs_late!r}:
+        deliver(c)
     if c in {flushes!r}:
         ctypes.memmove(buf, struct.pack("<i", {value} + c) * {words}, 4 * {words})
+for c in range(len({work!r}) if {outputs_late!r} else 0):
+    deliver(c)
 print("done", flush=True)
 sys.stdin.read()  # alive when the watch stops, as the candidate's forward thread is
 """
@@ -530,17 +534,46 @@ sys.stdin.read()  # alive when the watch stops, as the candidate's forward threa
     try:
         lo, tid = map(int, child.stdout.readline().split())
         watch = FlushWatch([child.pid], lo, lo + 4 * words, within_ms=20.0,
-                           clock=f"/proc/{child.pid}/task/{tid}/schedstat")
+                           clock=f"/proc/{child.pid}/task/{tid}/schedstat",
+                           outputs=[[mapped[64 * c:64 * (c + 1)]] for c in range(calls)], value=value)
         watch.start()
         child.stdin.write("go\n")
         child.stdin.flush()
         assert child.stdout.readline().strip() == "done"
-        claims = work[:5] + [8 * ms for ms in work[5:]] if flushed == "every_late_calls_preempted" else work
-        found = watch.stop(value, claims)  # each call's claim: its work, or (preempted) 8x it
+        found = watch.stop(value, claims, [[mapped[64 * c:64 * (c + 1)].clone()] for c in range(calls)])
     finally:
         child.stdin.close()
         child.wait(10)
+    return watch, found
+
+
+@pytest.mark.parametrize("flushed", ["every", "every_front_loaded", "every_late_calls_preempted", "first_and_last",
+                                     "last"])
+def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_last(flushed, tmp_path):
+    """Each call of a batch flushes with the batch's value + its place; the watch reads the buffer at secret moments
+    with the forward thread's CPU clock. A thread that works and flushes as a batch of calls does passes, also when its
+    first call does most of the batch's work (as its claims say); one that flushes only its first and last calls, or
+    its last, leaves the buffer an earlier call's (or none of the batch's) value while its CPU says most calls ran,
+    whatever the buffer holds at the end. A claim is wall time: the calls a loaded host preempted claim CPU they did
+    not spend (the batch's later ones here), which does not make the earlier ones' flushes late."""
+    calls = 10
+    work = [60.0] + [2.0] * (calls - 1) if flushed == "every_front_loaded" else [10.0] * calls
+    flushes = [c for c in range(calls)
+               if flushed.startswith("every") or c == calls - 1 or (flushed == "first_and_last" and c == 0)]
+    claims = work[:5] + [8 * ms for ms in work[5:]] if flushed == "every_late_calls_preempted" else work
+    watch, found = _watched_batch(tmp_path, work, flushes, claims)  # each call's claim: its work, or (preempted) 8x
     assert len(watch.moments) >= 3, watch.moments
     assert (found is None) == flushed.startswith("every"), (found, [(round(s, 1), max(w)) for s, w in watch.moments])
     if found:
         assert "flushes between were skipped" in found
+
+
+def test_a_flush_watch_finds_outputs_written_after_their_calls(tmp_path):
+    """Output slots read once their calls were delivered (a later, secret call of the batch had flushed) must hold
+    what the judge takes at the batch's end: a batch that returns at once and writes every call's outputs after the
+    last (work outside every timed interval: red team, session 36) leaves them stale mid-batch."""
+    work, flushes = [10.0] * 10, list(range(10))
+    watch, found = _watched_batch(tmp_path, work, flushes, work)
+    assert found is None and watch.output_reads, found
+    watch, found = _watched_batch(tmp_path, work, flushes, work, outputs_late=True)
+    assert found and "written after its timed call" in found, (found, len(watch.output_reads))

@@ -287,12 +287,14 @@ def test_a_round_trip_clocks_the_sandbox_from_before_its_inputs_are_written_unti
     watch = SimpleNamespace(start=note("flush watch started"))
     sampler = SimpleNamespace(start=note("sampler started"))
     cand = SimpleNamespace(res={}, flush_watch=True, sampler_error=None, sb=SimpleNamespace(pids=lambda: [1]),
-                           next_gate=note("gate drawn", 7), flush_watcher=lambda: watch, sampling=lambda: sampler,
+                           next_gate=note("gate drawn", 7), flush_watcher=lambda value, outputs: watch,
+                           sampling=lambda: sampler,
                            cpu_ms=note("cgroup clock read", 1.0), thread_cpu_ms=note("thread clocks read", {}),
                            settled_clocks=note("clocks read paused", (1.0, {})),
                            request=request, add_samples=note("sampler stopped"),
                            end_flush_watch=note("flush watch stopped"))
-    round_trip(cand, {"calls": [{}]}, "timing", fill=note("inputs written"), received=note("outputs copied"))
+    round_trip(cand, {"calls": [{"outputs": []}]}, "timing", fill=note("inputs written"),
+               received=note("outputs copied"))
     assert order.index("sampler started") < order.index("inputs written")
     assert order.index("flush watch started") < order.index("inputs written")
     assert order.index("cgroup clock read") < order.index("inputs written")
