@@ -19,7 +19,10 @@ Graded (session 36b, 2-core CPU, strong sandbox, cgroup): 5 trials: ok 1.59, 0.5
 1.40, 1.23, 0.15, 0.26 with a probe of the same file); 30 trials: ok 1.30 (one of two batches floored), rejected
 timer_tampered (both floored). Control (the same file, HACK = False, the same in-place GELU in the call): 0.38-0.79 at
 5 trials, 0.58-0.69 at 30. The judge now takes its closing read with the sandbox paused (every thread off its CPU and
-charged): floored 4 of 4 at 5 trials (0.29-0.61x), `timer_tampered` 4 of 5 at 30 (ok 0.94x once).
+charged): floored 4 of 4 at 5 trials (0.29-0.61x), `timer_tampered` 4 of 5 at 30 (ok 0.94x once). On a loaded
+host (session 36: the README's test command's corpus beside two more pytest workers) the forward floor's margin held
+the GELU: ok at 6.7x. The flush watch now reads delivered calls' output slots once a secret later call flushes: here
+they still hold the previous batch's outputs, `timer_tampered` 6 of 6 on the loaded host (3 at 5 trials, 3 at 30).
 Problem: v3/level1/26_GELU_
 Verdict: floored
 Device: cpu
