@@ -3,6 +3,7 @@ sandbox's memory (/proc) at secret moments of each timed batch and at its end, b
 clock."""
 from __future__ import annotations
 
+import os
 import secrets
 import struct
 import threading
@@ -54,8 +55,9 @@ FLUSH_WORDS = 64  # words of the flush buffer read back at the batch's end, at s
 FLUSH_WORDS_MID = 8  # ... and at each secret moment of the batch
 FLUSH_LAG_CALLS = 1.5  # calls a moment's flush may stand behind the calls whose share of the batch's forward CPU was spent
 FLUSH_LAG_SHARE = 0.25  # ... and this share of them (a call's CPU varies: a garbage collection in one, say)
-OUTPUT_READS = 8  # elements of delivered calls' output slots read once the batch reaches its secret call
-OUTPUT_POLL_S = 0.0004  # the flush buffer's progress is polled every uniform [0, this] s until then
+OUTPUT_READS = 4  # elements of each delivered call's output slots read once a poll sees it delivered
+OUTPUT_POLL_S = 0.0004  # the flush buffer's progress is polled every uniform [0, this] s until the last call flushes
+WATCH_NICE = -10  # the watch thread's nice value, where the judge may set it
 
 
 class FlushWatch:
@@ -70,8 +72,8 @@ class FlushWatch:
     reply is still read mid-batch; a flush skipped or cut short leaves other words, flushes skipped between the first
     and the last leave earlier ones, and outputs written after their calls (work done outside every timed interval)
     differ from what their slots held once delivered. `outputs`: each call's output slots (the judge's mapping of the
-    shared memory the candidate delivers into), read once the buffer shows a secret call of the batch flushing
-    (`value` + that call: the calls before it were delivered), whenever in the batch that is."""
+    shared memory the candidate delivers into), read as soon as a poll of the buffer shows a later call flushing
+    (`value` + that call: the calls before it were delivered)."""
 
     def __init__(self, pids: list[int], lo: int, hi: int, within_ms: float, clock: str | None = None,
                  outputs: list[list] | None = None, value: int | None = None):
@@ -81,11 +83,9 @@ class FlushWatch:
         self.moments: list[tuple[float, list[int]]] = []  # (forward CPU ms since start, words read)
         self.outputs = [[_bytes_of(t) if t.is_contiguous() else None for t in slots] for slots in outputs or []]
         self.output_reads: list[tuple[int, int, int, bytes]] = []  # (call, output, element, its bytes)
-        # the call whose flush releases the reads: not the first (nothing is delivered before it)
-        self._value = value
-        self._target = secrets.SystemRandom().randrange(1, len(self.outputs)) \
-            if value is not None and len(self.outputs) > 1 else None
-        self._clock0 = None
+        self._value, self._delivered = value, 0  # calls delivered as far as the polls have seen
+        self._polling = value is not None and len(self.outputs) > 1
+        self._clock0 = self._mem = None  # the first process's memory, open while the batch's progress is polled
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._at_random, name="kb-flush-watch", daemon=True)
 
@@ -100,34 +100,46 @@ class FlushWatch:
             return None
 
     def _at_random(self) -> None:
+        try:  # woken ahead of every other thread on a loaded host: a no-work batch's window is a millisecond or two
+            os.sched_setscheduler(threading.get_native_id(), os.SCHED_FIFO, os.sched_param(1))
+        except (OSError, AttributeError):  # not root, or no real-time class: a nice value, else the host decides
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WATCH_NICE)
+            except OSError:
+                pass
         draw, clock = secrets.SystemRandom(), time.monotonic
         moment = clock() + draw.uniform(0.0, self.gap_s)
         while self.found is None and not self._done.wait(
-                max(0.0, min(moment - clock(), draw.uniform(0.0, OUTPUT_POLL_S) if self._target is not None else self.gap_s))):
-            if self._target is not None:
+                max(0.0, min(moment - clock(), draw.uniform(0.0, OUTPUT_POLL_S) if self._polling else self.gap_s))):
+            if self._polling:
                 self._read_outputs_once_delivered(draw)
             if clock() >= moment:
                 self._check(moment=True)
                 moment = clock() + draw.uniform(0.0, self.gap_s)
 
     def _read_outputs_once_delivered(self, draw) -> None:
-        """One word of the flush buffer (the first process's); once it shows the secret call or a later one flushing,
-        OUTPUT_READS elements of the output slots of the calls before that one, its last delivered always."""
+        """One word of the flush buffer (the first process's); where it shows a call flushing that no poll had seen,
+        OUTPUT_READS elements of the output slots of the calls delivered since the last such poll, and as many of
+        one delivered before them."""
         try:
-            word = words_at(self.pids[0], [self.lo + 4 * draw.randrange((self.hi - self.lo) // 4)])[0]
+            if self._mem is None:
+                self._mem = os.open(f"/proc/{self.pids[0]}/mem", os.O_RDONLY)
+            raw = os.pread(self._mem, 4, self.lo + 4 * draw.randrange((self.hi - self.lo) // 4))
         except OSError:
             return  # the end's reads say what is wrong with the process
-        flushing = word - self._value
-        if not self._target <= flushing < len(self.outputs):
+        flushing = struct.unpack("<i", raw)[0] - self._value if len(raw) == 4 else -1
+        if not self._delivered < flushing < len(self.outputs):
             return
-        for n in range(OUTPUT_READS):
-            c = flushing - 1 if n == 0 else draw.randrange(flushing)
+        earlier = [draw.randrange(self._delivered)] if self._delivered else []
+        for c in list(range(self._delivered, flushing)) + earlier:
             slots = [(k, slot) for k, slot in enumerate(self.outputs[c]) if slot is not None and slot[0].numel()]
-            if slots:
-                k, (raw, size) = draw.choice(slots)
-                e = draw.randrange(raw.numel() // size)
-                self.output_reads.append((c, k, e, bytes(raw[e * size:(e + 1) * size].tolist())))
-        self._target = None
+            for _ in range(OUTPUT_READS if slots else 0):
+                k, (raw_out, size) = draw.choice(slots)
+                e = draw.randrange(raw_out.numel() // size)
+                self.output_reads.append((c, k, e, bytes(raw_out[e * size:(e + 1) * size].tolist())))
+        self._delivered = flushing
+        if flushing == len(self.outputs) - 1:  # the last call's: every other call is read
+            self._polling = False
 
     def _check(self, value: int | None = None, moment: bool = False) -> None:
         draw = secrets.SystemRandom()
@@ -161,6 +173,8 @@ class FlushWatch:
         where it could not), against which the elements read at the moments are held."""
         self._done.set()
         self._thread.join()
+        if self._mem is not None:
+            os.close(self._mem)
         calls = len(claims)
         total = self._forward_ms() if self._clock0 is not None else None
         self._check(None if value is None else value + calls - 1)

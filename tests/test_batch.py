@@ -76,14 +76,19 @@ def _verdict_flags(rec):
     return [f for f in rec.flags if f not in INFORMATIONAL_FLAGS]
 
 
+def _flagged(*sinks) -> list:
+    """Each flagged record's problem, flags and their details: what a failing comparison of two runs prints, so that a
+    check that fired in one of them under a loaded CI host says which and why."""
+    return [(r.problem_id, r.flags, r.flag_details) for sink in sinks for r in sink.records() if _verdict_flags(r)]
+
+
 def test_worker_pool_gives_the_same_records_as_one_worker(tmp_path):
     subs = _batch_dir(tmp_path)
     opt = Options(device="cpu", trials=3, warmup=1)
     one = run_batch(subs, tmp_path / "one", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
     two = run_batch(subs, tmp_path / "two", problems_root=SMALL_PROBLEMS, options=opt, workers=2, progress=False)
     key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, _verdict_flags(r))
-    details = [(r.problem_id, r.flags, r.flag_details) for r in one.records() + two.records() if _verdict_flags(r)]
-    assert sorted(map(key, one.records())) == sorted(map(key, two.records())), details  # which check said what
+    assert sorted(map(key, one.records())) == sorted(map(key, two.records())), _flagged(one, two)
 
 
 @pytest.mark.slow
@@ -106,7 +111,7 @@ def test_a_resident_judge_gives_the_same_records_as_a_fresh_judge_per_submission
                       options=replace(opt, resident_judge=False))
     key = lambda r: (r.problem_id, r.solution_sha256, r.status, r.correct, _verdict_flags(r),
                      (r.error or "").split(":")[0])
-    assert sorted(map(key, kept.records())) == sorted(map(key, fresh.records()))
+    assert sorted(map(key, kept.records())) == sorted(map(key, fresh.records())), _flagged(kept, fresh)
     reused = lambda sink: sum("resident" in str(json.loads(r.flag_details or "{}").get("judge")) for r in sink.records())
     assert reused(fresh) == 0
     assert reused(kept) == (2 if os.geteuid() == 0 else 0)  # GELU's third and fourth (the first two prepare it)

@@ -569,7 +569,7 @@ def test_a_flush_watch_finds_the_flushes_a_batch_skipped_between_its_first_and_l
 
 
 def test_a_flush_watch_finds_outputs_written_after_their_calls(tmp_path):
-    """Output slots read once their calls were delivered (a later, secret call of the batch had flushed) must hold
+    """Output slots read once their calls were delivered (a poll of the buffer saw a later call flushing) must hold
     what the judge takes at the batch's end: a batch that returns at once and writes every call's outputs after the
     last (work outside every timed interval: red team, session 36) leaves them stale mid-batch."""
     work, flushes = [10.0] * 10, list(range(10))
