@@ -6,13 +6,15 @@ every timed interval, on the forward thread, between the last delivery and the r
 sees it, but on the small GELU (about 0.1 ms a call on 2 cores) it fits the forward floor's margin of 0.2 ms a call,
 so the claims stood: the same work as adversarial/tick_tail_after_last_call_gelu without its tick, which a loaded
 host graded ok at 6.7x (session 36, the README's test command's corpus beside two more pytest workers).
-The judge's flush watch reads elements of the output slots at its secret moments, of the calls delivered by then
-(a later call had flushed): here they still hold the previous batch's outputs, which is not what the judge takes at
-the batch's end.
+The judge's flush watch polls the flush buffer through the batch and, each time a later call shows flushing, reads
+elements of the calls delivered before it from its own mapping of their output slots: here they still hold the
+previous batch's outputs, which is not what the judge takes at the batch's end (`timer_tampered`). At 5 trials the
+one counted batch of 5 calls is over in a millisecond or two, and a loaded host can leave the watch's thread unrun
+for all of it: caught 9 of 12 with three more pytest workers beside it, 10 of 10 at 30 trials (session 36).
 Problem: v3/level1/26_GELU_
 Verdict: caught
 Device: cpu
-Options: needs_cgroup
+Options: needs_cgroup, trials_30
 """
 import math
 import sys
