@@ -57,6 +57,7 @@ class Limits:
     pending_signals: int = 64         # RLIMIT_SIGPENDING: each POSIX timer holds one (armed ones fire while frozen)
     file_bytes: int = 8 << 30         # RLIMIT_FSIZE: the largest file it may write
     shm_bytes: int = 2 << 30          # size of its private /dev/shm (strong level)
+    timer_fanout: bool = True         # timerfds, epoll and AIO allowed (confine.FANOUT_SYSCALLS)
 
 
 @lru_cache(maxsize=1)
@@ -200,7 +201,8 @@ class Sandbox:
                          **self.extra_env},
                  "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
                             "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes,
-                            "pending_signals": self.limits.pending_signals}}
+                            "pending_signals": self.limits.pending_signals,
+                            "timer_fanout": self.limits.timer_fanout}}
         if spawner is not None:
             try:
                 self.pid = spawner.spawn(setup, child)
