@@ -77,7 +77,11 @@ def test_a_lone_batch_under_the_bound_is_timed_at_the_judges_figure():
     here the same forgery on a 2 ms call, a sixth of the LayerNorm's grading time)."""
     from tests.corpus import CORPUS
 
-    code = (CORPUS / "adversarial" / "claims_cut_to_a_fifth_matmul.py").read_text()
+    # cut to a tenth: a claim is wall time, which a host loaded twice over stretched past five times the forward
+    # thread's CPU clock (a fifth was then not under the floor)
+    code = (CORPUS / "adversarial" / "claims_cut_to_a_fifth_matmul.py").read_text().replace('float(c["ms"]) / 5',
+                                                                                           'float(c["ms"]) / 10')
+    assert 'float(c["ms"]) / 10' in code
     problem = ProblemSet(SMALL_PROBLEMS).load("v3/level2/40_Matmul_Scaling_ResidualAdd")
     rec = grade(problem, code, options=Options(device="cpu", trials=3, warmup=1, timeout_s=300, gpu=None))[0]
     bound = json.loads(rec.flag_details)["timing_bound"]
