@@ -40,8 +40,9 @@ def _needs_isolation(entry):
 
 def _assert_verdict(entry, rec):
     failing = [f for f in rec.flags if f not in INFORMATIONAL_FLAGS]
+    details = json.loads(rec.flag_details or "{}")
     where = (f"{entry.path.name}: status={rec.status} flags={rec.flags} error={rec.error!r:.300} "
-             f"details={rec.flag_details!s:.400}")
+             f"flagged={ {k: details.get(k) for k in rec.flags}!s:.1500} details={rec.flag_details!s:.400}")
     print(where, flush=True)  # with -s, a device run that is cut short still shows every verdict so far
     bound = json.loads(rec.flag_details or "{}").get("timing_bound")
     print(f"timing_bound {entry.path.stem} speedup={rec.speedup} {json.dumps(bound)} {rec.harness_seconds}", flush=True)
