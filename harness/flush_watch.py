@@ -167,7 +167,7 @@ class FlushWatch:
         call, by which the batch's forward CPU is shared among its calls (each with an equal share of what the claims
         leave unexplained: the flushes and the glue), so that a batch whose work is front-loaded is not taken for one
         whose flushes were skipped; `taken`, each call's outputs as the judge copied them at the batch's end (None
-        where it could not), against which the elements read at the moments are held."""
+        where it could not), against which the elements read at the polls are held."""
         self._done.set()
         self._thread.join()
         if self._mem is not None:
