@@ -222,8 +222,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
 
 
 def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
-    """Each CPU's interrupts while the reference was timed, against that CPU's rate in the calibration (the sandbox's
-    no-work calls, before the submission loaded). An interrupt's work is charged to whatever runs on its CPU, the
+    """Each CPU's timer interrupts (round_trip.interrupt_counts) while the reference was timed, against that CPU's
+    rate in the calibration (the sandbox's no-work calls, before the submission loaded). An interrupt's work is charged to whatever runs on its CPU, the
     judge timing its reference included, and timers the sandbox armed fire while it is frozen, waking nothing of it
     (its CPU account stays still): tens of thousands a second on each CPU slowed a CPU reference 3-10x (red team,
     session 35: timerfds in six processes, every batch). A CPU past `interrupt_storm_per_s` over its rate and
@@ -232,7 +232,7 @@ def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     base = ctx.get("interrupts_per_s")
     if base is None or not batches or any(b is None or a is None or len(b) != len(base) or len(a) != len(base)
                                           for b, a, _ in batches):
-        res["flag_details"]["reference_interrupts"] = "not read: the host's interrupt counts (/proc/interrupts) are unreadable"
+        res["flag_details"]["reference_interrupts"] = "not read: /proc/interrupts is unreadable or names no timer"
         return
     count, seconds = max((((a - b) - rate * s, s) for before, after, s in batches if s > 0
                           for b, a, rate in zip(before, after, base)), key=lambda e: e[0] / e[1])

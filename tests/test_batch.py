@@ -79,7 +79,9 @@ def _verdict_flags(rec):
 def _flagged(*sinks) -> list:
     """Each flagged record's problem, flags and their details: what a failing comparison of two runs prints, so that a
     check that fired in one of them under a loaded CI host says which and why."""
-    return [(r.problem_id, r.flags, r.flag_details) for sink in sinks for r in sink.records() if _verdict_flags(r)]
+    flagged = [(r.problem_id, _verdict_flags(r), json.loads(r.flag_details or "{}")) for sink in sinks
+               for r in sink.records() if _verdict_flags(r)]
+    return [(p, {f: str(details.get(f))[:600] for f in flags}) for p, flags, details in flagged]
 
 
 def test_worker_pool_gives_the_same_records_as_one_worker(tmp_path):
