@@ -29,6 +29,7 @@ from kb_data.io import lock_dir
 EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
 FROZEN_CPU_MS = 0.05  # CPU a frozen sandbox's cgroup may account in one pause (honest: 0.000)
+FROZEN_SETTLE_S, FROZEN_SETTLE_READS = 0.0002, 10  # its account read until two reads this far apart agree
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
 QUEUED = {"queued": True}
 THREADS = ("forward", "aside")  # a CPU candidate's timing threads, whose clocks the judge reads (candidate.Aside)
@@ -336,12 +337,25 @@ class Candidate:
         with self.sb.watch_lock:
             yield from self._paused()
 
+    def _settled_cpu_ms(self) -> float | None:
+        """The frozen cgroup's CPU account once it holds still: the kernel says frozen as the last task enters the
+        freezer, and charges what that task ran since its last tick as it leaves its CPU, just after (up to a tick,
+        which FROZEN_CPU_MS would read as work done while frozen)."""
+        ms = self.sb.cgroup.cpu_ms()
+        for _ in range(FROZEN_SETTLE_READS):
+            time.sleep(FROZEN_SETTLE_S)
+            again = self.sb.cgroup.cpu_ms()
+            if again == ms:
+                break
+            ms = again
+        return ms
+
     def _paused(self):
         if self.sb.cgroup is not None:
             frozen = self.sb.cgroup.freeze()
             if not frozen:
                 self.unfrozen_pauses += 1
-            before = self.sb.cgroup.cpu_ms() if frozen else None
+            before = self._settled_cpu_ms() if frozen else None
             try:
                 yield
             finally:
