@@ -7,6 +7,7 @@ import time
 
 CGROUP_V2_ROOTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")  # unified: a hybrid host's cgroup v2
 FREEZE_WAIT_S = 1.0
+SETTLE_S, SETTLE_READS = 0.0002, 10  # a frozen cgroup's CPU account read until two reads this far apart agree
 
 
 class Cgroup:
@@ -59,6 +60,18 @@ class Cgroup:
                 return next(int(line.split()[1]) for line in f if line.startswith("usage_usec ")) / 1e3
         except (OSError, StopIteration, ValueError, IndexError):
             return None
+
+    def settled_cpu_ms(self) -> float | None:
+        """cpu_ms() once it holds still, for a frozen cgroup: the kernel says frozen as the last task enters the
+        freezer, and charges what that task ran since its last tick as it leaves its CPU, just after."""
+        ms = self.cpu_ms()
+        for _ in range(SETTLE_READS):
+            time.sleep(SETTLE_S)
+            again = self.cpu_ms()
+            if again == ms:
+                break
+            ms = again
+        return ms
 
     def freeze(self) -> bool:
         """Freeze and wait until the kernel says every process is frozen (False if it did not within the wait)."""

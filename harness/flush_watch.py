@@ -83,7 +83,7 @@ class FlushWatch:
         self.moments: list[tuple[float, list[int]]] = []  # (forward CPU ms since start, words read)
         self.outputs = [[_bytes_of(t) if t.is_contiguous() else None for t in slots] for slots in outputs or []]
         self.output_reads: list[tuple[int, int, int, bytes]] = []  # (call, output, element, its bytes)
-        self._value, self._delivered = value, 0  # calls delivered as far as the polls have seen
+        self.value, self._delivered = value, 0  # the batch's first flush value; its calls delivered as the polls saw
         self._polling = value is not None and len(self.outputs) > 1
         self._clock0 = self._mem = None  # the first process's memory, open while the batch's progress is polled
         self._done = threading.Event()
@@ -109,12 +109,12 @@ class FlushWatch:
         while self.found is None and not self._done.wait(
                 max(0.0, min(moment - clock(), draw.uniform(0.0, OUTPUT_POLL_S) if self._polling else self.gap_s))):
             if self._polling:
-                self._read_outputs_once_delivered(draw)
+                self._poll_delivered(draw)
             if clock() >= moment:
                 self._check(moment=True)
                 moment = clock() + draw.uniform(0.0, self.gap_s)
 
-    def _read_outputs_once_delivered(self, draw) -> None:
+    def _poll_delivered(self, draw) -> None:
         """One word of the flush buffer (the first process's); where it shows a call flushing that no poll had seen,
         OUTPUT_READS elements of the output slots of the calls delivered since the last such poll, and as many of
         one delivered before them."""
@@ -124,7 +124,7 @@ class FlushWatch:
             raw = os.pread(self._mem, 4, self.lo + 4 * draw.randrange((self.hi - self.lo) // 4))
         except OSError:
             return  # the end's reads say what is wrong with the process
-        flushing = struct.unpack("<i", raw)[0] - self._value if len(raw) == 4 else -1
+        flushing = struct.unpack("<i", raw)[0] - self.value if len(raw) == 4 else -1
         if not self._delivered < flushing < len(self.outputs):
             return
         earlier = [draw.randrange(self._delivered)] if self._delivered else []
@@ -162,12 +162,13 @@ class FlushWatch:
             if why and self.found is None:
                 self.found = f"process {pid}: {why}"
 
-    def stop(self, value: int | None = None, claims: list[float] = (0.0,), taken: list | None = None) -> str | None:
-        """What the watch found over the batch; `value` the batch's first flush value, `claims` its claimed ms per
-        call, by which the batch's forward CPU is shared among its calls (each with an equal share of what the claims
-        leave unexplained: the flushes and the glue), so that a batch whose work is front-loaded is not taken for one
-        whose flushes were skipped; `taken`, each call's outputs as the judge copied them at the batch's end (None
-        where it could not), against which the elements read at the polls are held."""
+    def stop(self, claims: list[float] = (0.0,), taken: list | None = None) -> str | None:
+        """What the watch found over the batch (its flush values checked where it was given `value`); `claims` its
+        claimed ms per call, by which the batch's forward CPU is shared among its calls (each with an equal share of
+        what the claims leave unexplained: the flushes and the glue), so that a batch whose work is front-loaded is not
+        taken for one whose flushes were skipped; `taken`, each call's outputs as the judge copied them at the batch's
+        end (None where it could not), against which the elements read at the polls are held."""
+        value = self.value
         self._done.set()
         self._thread.join()
         if self._mem is not None:

@@ -49,7 +49,7 @@ def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, 
     mark = {}
 
     def ready(held: bool):
-        if stage == "timing":  # the flush buffer and the output slots, read at secret moments of the batch and its end
+        if value is not None:  # a timed batch with a flush buffer to watch, and its output slots, through the batch
             mark["watch"] = cand.flush_watcher(value, [[cand.arena.slots[f"{prefix(c)}out{k}"][1]
                                                         for k in range(len(call["outputs"]))]
                                                        for c, call in enumerate(msg["calls"])])
@@ -79,7 +79,7 @@ def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, 
     finally:
         cgroup_ms = None if mark.get("cpu") is None or c1 is None else c1 - mark["cpu"]
         cand.add_samples(stage, mark.get("sampler"), len(msg["calls"]), cgroup_ms)
-        cand.end_flush_watch(mark.get("watch"), value, reply, len(msg["calls"]), taken)
+        cand.end_flush_watch(mark.get("watch"), reply, len(msg["calls"]), taken)
     if "t" not in mark:
         why = f"{stage}: the candidate answered a batch of timed calls before its inputs were written"
         flag(cand.res, "timer_tampered", why)

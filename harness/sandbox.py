@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -199,10 +199,7 @@ class Sandbox:
                  "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
                  "env": {**_scrubbed_env(self.inner_work, self.device),
                          **self.extra_env},
-                 "limits": {"processes": self.limits.processes, "open_files": self.limits.open_files,
-                            "file_bytes": self.limits.file_bytes, "shm_bytes": self.limits.shm_bytes,
-                            "pending_signals": self.limits.pending_signals,
-                            "timer_fanout": self.limits.timer_fanout}}
+                 "limits": asdict(self.limits)}
         if spawner is not None:
             try:
                 self.pid = spawner.spawn(setup, child)

@@ -29,7 +29,6 @@ from kb_data.io import lock_dir
 EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
 FROZEN_CPU_MS = 0.05  # CPU a frozen sandbox's cgroup may account in one pause (honest: 0.000)
-FROZEN_SETTLE_S, FROZEN_SETTLE_READS = 0.0002, 10  # its account read until two reads this far apart agree
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
 QUEUED = {"queued": True}
 THREADS = ("forward", "aside")  # a CPU candidate's timing threads, whose clocks the judge reads (candidate.Aside)
@@ -126,23 +125,22 @@ class Candidate:
             self.thread_clock_lost = self.thread_clock_lost or f"a timing thread's clock could not be read ({e})"
             return None
 
-    def flush_watcher(self, value: int | None, outputs: list[list]) -> FlushWatch | None:
+    def flush_watcher(self, value: int, outputs: list[list]) -> FlushWatch | None:
         """A watch on the flush buffer (the batch's first flush value `value`), and on `outputs` (each call's output
         slots), for the next timed batch, where there is one."""
         clock = (self.thread_clocks or {}).get("forward")
         return FlushWatch(*self.flush_watch, within_ms=self.last_round_trip_ms, clock=clock, outputs=outputs,
                           value=value) if self.flush_watch else None
 
-    def end_flush_watch(self, watch: FlushWatch | None, value: int | None, reply, calls: int,
-                        taken: list | None = None) -> None:
+    def end_flush_watch(self, watch: FlushWatch | None, reply, calls: int, taken: list | None = None) -> None:
         """The batch's watch stopped, its flush values read back, the batch's calls weighted by their claims in its
         `reply` (zeros where there is none or it is not well formed: the bound and the record read it strictly), the
-        outputs read at its moments held to those the judge took (`taken`, each call's); the first thing found is kept
+        outputs read at its polls held to those the judge took (`taken`, each call's); the first thing found is kept
         for the record."""
         got = reply.get("calls") if isinstance(reply, dict) else None
         ms = [c.get("ms") if isinstance(c, dict) else None for c in got] if isinstance(got, list) else []
         claims = [float(m) if type(m) in (int, float) and 0 <= m < math.inf else 0.0 for m in ms]
-        found = watch.stop(value, claims if len(claims) == calls else [0.0] * calls, taken) if watch is not None else None
+        found = watch.stop(claims if len(claims) == calls else [0.0] * calls, taken) if watch is not None else None
         if found and self.flush_foreign is None:
             self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
 
@@ -337,25 +335,12 @@ class Candidate:
         with self.sb.watch_lock:
             yield from self._paused()
 
-    def _settled_cpu_ms(self) -> float | None:
-        """The frozen cgroup's CPU account once it holds still: the kernel says frozen as the last task enters the
-        freezer, and charges what that task ran since its last tick as it leaves its CPU, just after (up to a tick,
-        which FROZEN_CPU_MS would read as work done while frozen)."""
-        ms = self.sb.cgroup.cpu_ms()
-        for _ in range(FROZEN_SETTLE_READS):
-            time.sleep(FROZEN_SETTLE_S)
-            again = self.sb.cgroup.cpu_ms()
-            if again == ms:
-                break
-            ms = again
-        return ms
-
     def _paused(self):
         if self.sb.cgroup is not None:
             frozen = self.sb.cgroup.freeze()
             if not frozen:
                 self.unfrozen_pauses += 1
-            before = self._settled_cpu_ms() if frozen else None
+            before = self.sb.cgroup.settled_cpu_ms() if frozen else None  # what it ran up to the freeze, charged
             try:
                 yield
             finally:

@@ -223,12 +223,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
 
 def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     """Each CPU's timer interrupts (round_trip.interrupt_counts) while the reference was timed, against that CPU's
-    rate in the calibration (the sandbox's no-work calls, before the submission loaded). An interrupt's work is charged to whatever runs on its CPU, the
-    judge timing its reference included, and timers the sandbox armed fire while it is frozen, waking nothing of it
-    (its CPU account stays still): tens of thousands a second on each CPU slowed a CPU reference 3-10x (red team,
-    session 35: timerfds in six processes, every batch). A CPU past `interrupt_storm_per_s` over its rate and
-    `interrupt_storm_min` interrupts in one batch: reference_tampered. Per CPU, so that a large host's other CPUs
-    (their devices, their jobs) do not add up to a storm."""
+    rate in the calibration (the sandbox's no-work calls, before the submission loaded). An interrupt's work is
+    charged to whatever runs on its CPU, the judge timing its reference included, and timers the sandbox armed fire
+    while it is frozen, waking nothing of it (its CPU account stays still): tens of thousands a second on each CPU
+    slowed a CPU reference 3-10x (red team, session 35: timerfds in six processes, every batch). A CPU past
+    `interrupt_storm_per_s` over its rate and `interrupt_storm_min` interrupts in one batch: reference_tampered. Per
+    CPU, so that a large host's other CPUs (their timers, their jobs) do not add up to a storm."""
     base = ctx.get("interrupts_per_s")
     if base is None or not batches or any(b is None or a is None or len(b) != len(base) or len(a) != len(base)
                                           for b, a, _ in batches):
@@ -239,9 +239,9 @@ def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     res["flag_details"]["reference_interrupts"] = {"calibration_per_s_busiest_cpu": round(max(base)),
                                                    "worst_cpu_batch_over_it_per_s": round(count / seconds)}
     if count / seconds > rules["interrupt_storm_per_s"] and count > rules["interrupt_storm_min"]:
-        flag(res, "reference_tampered", f"a CPU served {count:.0f} interrupts more than its calibration's rate in "
-             f"{seconds * 1e3:.3g} ms of the reference's timed calls, with the sandbox frozen: timers it armed fire "
-             "beside the reference")
+        flag(res, "reference_tampered", f"a CPU served {count:.0f} timer interrupts more than its calibration's "
+             f"rate in {seconds * 1e3:.3g} ms of the reference's timed calls, with the sandbox frozen: timers it armed "
+             "fire beside the reference")
 
 
 def capped_reference_batches(ref_batches: list, res: dict, rules, device) -> list:

@@ -489,9 +489,9 @@ def test_the_words_the_judge_reads_back_are_the_processs_own():
     buf[1000] = 123456789
     end = base + buf.numel() * 4
     for value, found in ((123456789, None), (5, f"{FLUSH_WORDS} of {FLUSH_WORDS} words")):
-        watch = FlushWatch([os.getpid()], base, end, within_ms=5.0)
+        watch = FlushWatch([os.getpid()], base, end, within_ms=5.0, value=value)
         watch.start()
-        got = watch.stop(value)
+        got = watch.stop()
         assert got is None if found is None else found in got, got
 
 
@@ -540,7 +540,7 @@ sys.stdin.read()  # alive when the watch stops, as the candidate's forward threa
         child.stdin.write("go\n")
         child.stdin.flush()
         assert child.stdout.readline().strip() == "done"
-        found = watch.stop(value, claims, [[mapped[64 * c:64 * (c + 1)].clone()] for c in range(calls)])
+        found = watch.stop(claims, [[mapped[64 * c:64 * (c + 1)].clone()] for c in range(calls)])
     finally:
         child.stdin.close()
         child.wait(10)
