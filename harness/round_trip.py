@@ -116,10 +116,10 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
                           "threads": cpu_threads(), "l2_flush_bytes": job.get("l2_flush_bytes"),
                           "outputs": cand.out_slots(ctx["out_meta"]),
                           **({"gate": page[0].to_msg()} if page else {})}, "calibration")
-    if device.type == "cpu" and rules["l2_flush"]:
-        cand.watch_flush_buffer(reply.get("flush_buffer"))
     if device.type == "cpu":
         cand.watch_threads(reply.get("threads"))
+    if device.type == "cpu" and rules["l2_flush"]:  # in the forward thread's process, which watch_threads found
+        cand.watch_flush_buffer(reply.get("flush_buffer"))
     if page is not None:
         gate = channel.field(reply, "gate", str, optional=True, max_len=500) or "unavailable: no answer"
         if gate == "ok":

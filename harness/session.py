@@ -71,28 +71,29 @@ class Candidate:
         self.flush_foreign = None  # (flag, why): what a timed batch's FlushWatch found, or the buffer not found at all
         self.last_round_trip_ms = 0.0  # the window a timed batch's flush watch draws its moments in
         self.thread_clocks = None  # a CPU candidate's timing threads' schedstat files, found before the submission loaded
+        self.forward_pid = None  # ... and the process of its forward thread, the one that flushes
         self.thread_clock_lost = None  # why those clocks could not be read (found in no process, or unreadable since)
         self.res = res
         res["sandbox"] = level
 
     def watch_flush_buffer(self, reported) -> None:
         """The timer's CPU flush buffer as the candidate reported it in the calibration, before the submission
-        loaded ([address, bytes]): the processes of the sandbox where it is private anonymous memory now are the
-        ones every timed batch's FlushWatch reads. Found in none, the check cannot run: a failure."""
+        loaded ([address, bytes]), in the process that runs the timed calls (watch_threads found it first): where it
+        is private anonymous memory there, every timed batch's FlushWatch reads it. Another process of the sandbox
+        whose memory at those addresses happens to be private and anonymous too (the strong sandbox's init, now and
+        then) never flushes, and was once read as a batch that skipped its flushes. Not found, the check cannot run: a
+        failure."""
         ok = isinstance(reported, list) and len(reported) == 2 and all(type(v) is int and v > 0 for v in reported)
         lo, hi = (reported[0], reported[0] + reported[1]) if ok else (0, 0)
-        pids = []
-        for pid in self.sb.pids() if ok else []:
-            try:
-                if foreign_pages(pid, lo, hi) is None:
-                    pids.append(pid)
-            except OSError:
-                continue
-        if pids:
-            self.flush_watch = (pids, lo, hi)
+        try:
+            found = ok and self.forward_pid is not None and foreign_pages(self.forward_pid, lo, hi) is None
+        except OSError:
+            found = False
+        if found:
+            self.flush_watch = ([self.forward_pid], lo, hi)
         else:
-            self.flush_foreign = ("check_failed", f"the timer's flush buffer ({reported!r:.80}) was found in no "
-                                                  "process of the sandbox before the submission loaded")
+            self.flush_foreign = ("check_failed", f"the timer's flush buffer ({reported!r:.80}) was not found in the "
+                                                  "process that runs the timed calls before the submission loaded")
 
     def watch_threads(self, reported) -> None:
         """The threads the candidate runs its timed forwards ("forward") and the harness's copies around them ("aside")
@@ -109,6 +110,8 @@ class Candidate:
             for task in tasks:
                 inner = inner_id(f"/proc/{pid}/task/{task}/status")
                 found.update((name, f"/proc/{pid}/task/{task}/schedstat") for name, tid in tids.items() if inner == tid)
+                if inner == tids["forward"]:
+                    self.forward_pid = pid
         if len(found) == len(THREADS):
             self.thread_clocks = found
         else:

@@ -472,6 +472,33 @@ def test_the_flush_buffers_pages_are_read_as_private_anonymous_memory_until_two_
         os.close(fd)
 
 
+def test_the_flush_buffer_is_watched_in_the_process_that_runs_the_timed_calls():
+    """Another process of the sandbox can hold private anonymous memory at the flush buffer's addresses (the strong
+    sandbox's init did, now and then: a fork's copy here) and never flushes there; watched too, it read as a batch
+    that skipped its flushes (`timer_tampered` on honest gradings, 1 in 2 runs of the sampler tests then a grading).
+    Only the forward thread's process is watched, and without it the check cannot run."""
+    from kb_data.harness.session import Candidate
+
+    buf = torch.zeros(1 << 16, dtype=torch.int32)
+    lo, size = buf.data_ptr(), buf.numel() * 4
+    ready, go = os.pipe()
+    child = os.fork()
+    if child == 0:  # the fork's copy of the buffer: private and anonymous at the same addresses, never flushed
+        os.read(ready, 1)
+        os._exit(0)
+    try:
+        cand = SimpleNamespace(sb=SimpleNamespace(pids=lambda: [child, os.getpid()]), forward_pid=os.getpid(),
+                               flush_watch=None, flush_foreign=None)
+        Candidate.watch_flush_buffer(cand, [lo, size])
+        assert cand.flush_watch == ([os.getpid()], lo, lo + size) and cand.flush_foreign is None
+        lost = SimpleNamespace(sb=cand.sb, forward_pid=None, flush_watch=None, flush_foreign=None)
+        Candidate.watch_flush_buffer(lost, [lo, size])
+        assert lost.flush_watch is None and lost.flush_foreign[0] == "check_failed"
+    finally:
+        os.write(go, b"x")
+        os.waitpid(child, 0)
+
+
 def test_the_words_the_judge_reads_back_are_the_processs_own():
     """words_at reads int32 words from a process's memory (/proc/PID/mem): a buffer filled with a value shows it at
     every place read, and one word changed shows there and nowhere else; an unmapped address is an OSError. A
