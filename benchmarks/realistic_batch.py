@@ -305,9 +305,10 @@ def summary(runs: list[Path]) -> None:
             print(f"  {kind:15s} n={len(sel):3d} " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(r['status'] for r in sel).items())))
         print(f"  GPU-locked (judge wall) median {_median(locked)} s, p90 "
               f"{round(sorted(locked)[int(0.9 * (len(locked) - 1))], 2) if locked else None} s, sum {round(sum(locked), 1)} s")
-        for key in ("build", "build_wait", "setup", "reference_alone", "import_and_build_submission", "correctness", "timing",
-                    "dynamic_checks", *sorted({k for s in stages for k in s if k.startswith("dynamic_checks.")}),
-                    "sandbox_close"):
+        order = ("build", "build_wait", "setup", "baseline", "reference_alone", "calibration",
+                 "import_and_build_submission", "correctness", "secret_weights", "timing", "dynamic_checks")
+        seen = {k for s in stages for k in s} - {"worker_wall"}  # every stage a record names, the unforeseen ones last
+        for key in (*order, *sorted(seen - set(order))):
             xs = [s[key] for s in stages if s.get(key) is not None]
             if xs:
                 print(f"  stage {key:28s} n={len(xs):3d} median {_median(xs)} s, sum {round(sum(xs), 1)} s")
