@@ -96,19 +96,14 @@ class RecordSink:
         self.lock = threading.Lock()
         self.done: set[str] = set()
         self.harness_failures: list[str] = []  # jobs the harness itself failed on: no record, graded again on resume
-        if self.path.exists():
-            with open(self.path, "rb+") as f:  # a crash mid-write leaves a torn last line: end it
-                f.seek(0, os.SEEK_END)
-                if f.tell():
-                    f.seek(-1, os.SEEK_END)
-                    if f.read(1) != b"\n":
-                        f.write(b"\n")
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut by a crash mid-write; its job runs again
-                self.done.add(record_key(r["problem_id"], r["solution_sha256"], r.get("model")))
+        for path in (self.path, self.baselines_path):
+            _end_torn_line(path)
+        for r in _rows(self.path):  # a line cut by a crash mid-write is skipped: its job runs again
+            self.done.add(record_key(r["problem_id"], r["solution_sha256"], r.get("model")))
+
+    def measured_baselines(self) -> list[dict]:
+        """The baseline rows this folder's batch measured so far."""
+        return list(_rows(self.baselines_path))
 
     def _append(self, path: Path, row: dict) -> None:
         with open(path, "a", encoding="utf-8") as f:
@@ -125,12 +120,10 @@ class RecordSink:
 
     def records(self) -> list[RunRecord]:
         rows = []
-        if not self.path.exists():  # nothing graded (yet)
-            return rows
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for r in _rows(self.path):
             try:
-                rows.append(RunRecord.from_row(json.loads(line)))
-            except (json.JSONDecodeError, ValueError):
+                rows.append(RunRecord.from_row(r))
+            except ValueError:
                 continue
         return rows
 
@@ -145,6 +138,30 @@ class RecordSink:
         pq.write_table(to_table(self.records(), RunRecord), tmp)
         os.replace(tmp, out)
         return out
+
+
+def _end_torn_line(path: Path) -> None:
+    """A crash mid-write leaves a torn last line: end it, so that the next row starts a line of its own."""
+    if path.exists():
+        with open(path, "rb+") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell():
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+
+
+def _rows(path: Path):
+    """The JSON objects of a JSONL file the sink appends to, lines cut by a crash skipped; none if it is not there."""
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(r, dict):
+            yield r
 
 
 def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
@@ -187,6 +204,9 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
     options = options or Options()
     jobs = discover(batch)
     sink = RecordSink(out_dir)
+    baselines = baselines if baselines is not None else BaselineIndex([])
+    for row in sink.measured_baselines():  # a resumed batch times the rest against the rows its first part measured
+        baselines.add(row)
     ps = ProblemSet(problems_root)
     todo = _resolved(jobs, ps, suite, sink, options)
     bar = _progress(len(todo), progress, skipped=len(jobs) - len(todo))

@@ -42,8 +42,15 @@ def test_batch_is_resumable_and_goes_on_past_failures(tmp_path, capsys):
     assert len(again.records()) == 3  # nothing graded twice
     keep = [line for line in lines if json.loads(line)["problem_id"] != GELU]
     (out / "records.jsonl").write_text("\n".join(keep) + "\n" + '{"cut": ')  # a line cut by a crash
+    measured = (out / "baselines.jsonl").read_text()  # one row a problem: this machine has no stored CPU rows
+    assert sorted(json.loads(line)["problem_id"] for line in measured.splitlines()) == sorted(recs)
+    (out / "baselines.jsonl").write_text(measured + '{"problem_id": ')  # cut too
     third = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
     assert sorted(r.problem_id for r in third.records()) == sorted(recs)
+    # the resumed part is timed against the row the first part measured, not one of its own
+    assert (out / "baselines.jsonl").read_text() == measured + '{"problem_id": \n'
+    regraded = next(r for r in third.records() if r.problem_id == GELU)
+    assert regraded.eager_ms == recs[GELU].eager_ms and regraded.status == "ok"
 
 
 def test_a_harness_failure_on_one_job_loses_no_other_and_is_graded_again_on_resume(tmp_path, monkeypatch, capsys):
