@@ -305,6 +305,9 @@ def summary(runs: list[Path]) -> None:
             print(f"  {kind:15s} n={len(sel):3d} " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(r['status'] for r in sel).items())))
         print(f"  GPU-locked (judge wall) median {_median(locked)} s, p90 "
               f"{round(sorted(locked)[int(0.9 * (len(locked) - 1))], 2) if locked else None} s, sum {round(sum(locked), 1)} s")
+        if any(s.get("baseline") for s in stages):  # a GPU without stored rows times each problem's baseline once
+            rest = [s["worker_wall"] - (s.get("baseline") or 0.0) for s in stages if s.get("worker_wall")]
+            print(f"  GPU-locked less the baselines' measurement: median {_median(rest)} s, sum {round(sum(rest), 1)} s")
         order = ("build", "build_wait", "setup", "baseline", "reference_alone", "calibration",
                  "import_and_build_submission", "correctness", "secret_weights", "timing", "dynamic_checks")
         seen = {k for s in stages for k in s} - {"worker_wall"}  # every stage a record names, the unforeseen ones last
