@@ -20,13 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kb_data.harness.baselines import read_rows  # noqa: E402
+from kb_data.io import read_jsonl_rows  # noqa: E402
 
 SIZE_BINS = ((0.0, 0.1), (0.1, 1.0), (1.0, 10.0), (10.0, float("inf")))
 
 
 def calibration(files: list[Path]) -> None:
-    chunks = {tuple(sorted(r["calibration"].items())) for f in files for r in read_rows(f) if r.get("calibration")}
+    chunks = {tuple(sorted(r["calibration"].items())) for f in files for r in read_jsonl_rows(f) if r.get("calibration")}
     print(f"{len(chunks)} chunks with a calibration in {len(files)} file(s)")
     for name in sorted({k for c in chunks for k, _ in c}):
         xs = [v for c in chunks for k, v in c if k == name and v]
@@ -35,9 +35,9 @@ def calibration(files: list[Path]) -> None:
 
 
 def methods(new: Path, old: Path, suite: str | None) -> None:
-    before = {r["problem_id"]: r for r in read_rows(old) if r.get("eager_ms") and (not suite or r["suite"] == suite)}
+    before = {r["problem_id"]: r for r in read_jsonl_rows(old) if r.get("eager_ms") and (not suite or r["suite"] == suite)}
     pairs = sorted((r["eager_ms"] / before[r["problem_id"]]["eager_ms"], before[r["problem_id"]]["eager_ms"], r["problem_id"])
-                   for r in read_rows(new) if r.get("eager_ms") and r["problem_id"] in before)
+                   for r in read_jsonl_rows(new) if r.get("eager_ms") and r["problem_id"] in before)
     print(f"{len(pairs)} problems in both; new / old eager median:")
     for lo, hi in SIZE_BINS:
         xs = [x for x, ms, _ in pairs if lo <= ms < hi]
@@ -49,7 +49,7 @@ def methods(new: Path, old: Path, suite: str | None) -> None:
 
 
 def degenerate(path: Path, suite: str | None) -> None:
-    rows = [r for r in read_rows(path) if r.get("status") == "ok" and (not suite or r["suite"] == suite)]
+    rows = [r for r in read_jsonl_rows(path) if r.get("status") == "ok" and (not suite or r["suite"] == suite)]
     why = Counter(r["degenerate_reason"] for r in rows if r.get("degenerate_reason"))
     print(f"{sum(why.values())} of {len(rows)} degenerate")
     for reason, n in why.most_common():

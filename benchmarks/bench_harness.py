@@ -335,11 +335,11 @@ def stability(args) -> dict:
 def stability_report(res: dict, against: Path | None = None) -> None:
     """Each problem's spread over the rounds (max/min - 1) per protocol; with `against` (a baseline JSONL measured in
     another call), how far that file's eager median is from the median of the rounds timed as the harness does."""
-    from kb_data.harness.baselines import read_rows
+    from kb_data.io import read_jsonl_rows
 
     protocols = list(dict.fromkeys(r["protocol"] for r in res["rows"]))
     pids = list(dict.fromkeys(r["problem"] for r in res["rows"]))
-    other = {r["problem_id"]: r for r in read_rows(against)} if against else {}
+    other = {r["problem_id"]: r for r in read_jsonl_rows(against)} if against else {}
     print(f"{'problem':60s} " + " ".join(f"{n:>14s}" for n in protocols) + "   (max/min - 1 over rounds)"
           + (f"   {against.name}: eager vs median of rounds" if against else ""))
     spreads, diffs = {n: [] for n in protocols}, []

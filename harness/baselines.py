@@ -1,9 +1,9 @@
 """Baseline lookup: the reference's timing for a (problem, GPU, software stack, timing method)."""
 from __future__ import annotations
 
-import json
 import statistics
 
+from kb_data.io import read_jsonl_rows
 from kb_data.paths import DATA_DIR
 
 
@@ -58,18 +58,12 @@ class BaselineIndex:
 
     @classmethod
     def from_files(cls, paths) -> "BaselineIndex":
-        return cls([row for p in paths for row in read_rows(p)])
+        return cls([row for p in paths for row in read_jsonl_rows(p)])
 
     @classmethod
     def shipped(cls) -> "BaselineIndex":
         """The measured baselines that ship with the package (kb_data/data/baselines_*.jsonl)."""
         return cls.from_files(sorted(DATA_DIR.glob("baselines_*.jsonl")))
-
-
-def read_rows(path) -> list[dict]:
-    """The rows of a JSONL file (blank lines skipped)."""
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 # the medians compared: as graded, and the GPU's work alone (schema 1.3; absent from older rows)

@@ -298,15 +298,15 @@ def ship(sweep_files: list[Path], data_dir: Path, gpu: str) -> tuple[int, int]:
     win); a row of another method stays beside it (its times are another measurement, not an older copy of
     this one: BaselineIndex.lookup picks by method). One check per problem, the most recently measured.
     Returns (baseline rows, check rows) written."""
-    from kb_data.harness.baselines import read_rows, row_timing_method
-    from kb_data.io import read_jsonl, write_bytes_atomic
+    from kb_data.harness.baselines import row_timing_method
+    from kb_data.io import read_jsonl, read_jsonl_rows, write_bytes_atomic
 
     key = gpu.lower()
     bpath, cpath = data_dir / f"baselines_{key}.jsonl", data_dir / f"problem_checks_{key}.jsonl"
     slot = lambda row: (row["problem_id"], row_timing_method(row))
     shipped = [Baseline.from_row(row, where=f"{where}: ") for where, row in read_jsonl(bpath)] if bpath.exists() else []
     baselines = {slot(r): r for r in (b.to_row() for b in shipped)}
-    checks = {r["problem_id"]: r for r in read_rows(cpath)} if cpath.exists() else {}
+    checks = {r["problem_id"]: r for r in read_jsonl_rows(cpath)} if cpath.exists() else {}
     for path in sweep_files:
         for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():

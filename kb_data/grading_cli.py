@@ -278,9 +278,10 @@ def cmd_baselines_ship(args) -> int:
 
 
 def cmd_baselines_spread(args) -> int:
-    from .harness.baselines import SPREAD_KINDS, read_rows, run_to_run_spread
+    from .harness.baselines import SPREAD_KINDS, run_to_run_spread
+    from .io import read_jsonl_rows
 
-    res = run_to_run_spread(read_rows(args.first), read_rows(args.second), args.min_ms)
+    res = run_to_run_spread(read_jsonl_rows(args.first), read_jsonl_rows(args.second), args.min_ms)
     pct = lambda x: "-" if x is None else f"{100 * x:+.1f}%"
     ms = lambda x: "-" if x is None else f"{x:.4f}"
     short = lambda t: "compile" if t == "torch_compile" else "eager"

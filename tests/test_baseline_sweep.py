@@ -83,12 +83,13 @@ def test_run_to_run_spread_of_the_h200_repeat():
     """`kb baselines spread` on the fifth session's H200 v3 sweep and the 12-problem repeat measured in the next device
     call: the figures BENCHMARKS.md reports (median |diff| 9.7% eager, 17.1% compile, one choice flipped: the sweep's
     machine was slower)."""
-    from kb_data.harness.baselines import read_rows, run_to_run_spread
+    from kb_data.harness.baselines import run_to_run_spread
+    from kb_data.io import read_jsonl_rows
     from kb_data.paths import CHECKOUT
 
     results = CHECKOUT / "benchmarks" / "results"
     repeat = results / "h200_baselines_repeat_s5_2026-12-01.jsonl"
-    res = run_to_run_spread(read_rows(results / "h200_baselines_v3_s5_2026-12-01.jsonl"), read_rows(repeat))
+    res = run_to_run_spread(read_jsonl_rows(results / "h200_baselines_v3_s5_2026-12-01.jsonl"), read_jsonl_rows(repeat))
     s, by_id = res["summary"], {r["problem_id"]: r for r in res["rows"]}
     assert s["problems"] == 12 and s["flipped"] == 1
     assert by_id["v3/level2/17_Conv2d_InstanceNorm_Divide"]["choice"] == ("torch_compile", "pytorch_eager")
@@ -96,7 +97,7 @@ def test_run_to_run_spread_of_the_h200_repeat():
     assert round(s["eager"]["median_abs"], 3) == 0.097 and round(s["compile"]["median_abs"], 3) == 0.171
     assert s["eager"]["under_3pct"] == 0 and s["compile"]["under_3pct"] == 0
     # the same file against itself: no spread at all
-    same = run_to_run_spread(read_rows(repeat), read_rows(repeat))["summary"]
+    same = run_to_run_spread(read_jsonl_rows(repeat), read_jsonl_rows(repeat))["summary"]
     assert same["eager"]["max_abs"] == 0 and same["flipped"] == 0
 
 
@@ -104,15 +105,16 @@ def test_gpu_alone_medians_of_the_eighth_session_repeat_within_3_percent():
     """The shipped v3 rows (the eighth session's sweep, schema 1.3) against the repeat subset measured in the next call
     on the same machine and two calls later on another: the graded medians move as before, the GPU-alone ones stay
     within 3% but for one compiled problem (BENCHMARKS.md, Run-to-run spread)."""
-    from kb_data.harness.baselines import read_rows, run_to_run_spread
+    from kb_data.harness.baselines import run_to_run_spread
+    from kb_data.io import read_jsonl_rows
     from kb_data.paths import CHECKOUT, DATA_DIR
 
-    shipped = [r for r in read_rows(DATA_DIR / "baselines_h200.jsonl") if r["suite"] == "v3" and r.get("timing_method") == "flush_queued"]
+    shipped = [r for r in read_jsonl_rows(DATA_DIR / "baselines_h200.jsonl") if r["suite"] == "v3" and r.get("timing_method") == "flush_queued"]
     # 2 references fail (documented upstream defects); 4 wait for the GPU inside forward: no GPU-alone figure
     assert len(shipped) == 60 and sum(r["eager_gpu_ms"] is not None for r in shipped) == 54
     results = CHECKOUT / "benchmarks" / "results"
-    same = run_to_run_spread(shipped, read_rows(results / "h200_baselines_repeat_v3_s8c2_2026-12-01.jsonl"))["summary"]
-    other = run_to_run_spread(shipped, read_rows(results / "h200_baselines_repeat_v3_s8c4_2026-12-01.jsonl"))["summary"]
+    same = run_to_run_spread(shipped, read_jsonl_rows(results / "h200_baselines_repeat_v3_s8c2_2026-12-01.jsonl"))["summary"]
+    other = run_to_run_spread(shipped, read_jsonl_rows(results / "h200_baselines_repeat_v3_s8c4_2026-12-01.jsonl"))["summary"]
     assert same["problems"] == 12 and other["problems"] == 9
     assert (same["eager_gpu"]["under_3pct"], same["compile_gpu"]["under_3pct"]) == (12, 11)
     assert (other["eager_gpu"]["under_3pct"], other["compile_gpu"]["under_3pct"]) == (9, 9)
@@ -150,11 +152,12 @@ def test_run_to_run_spread_of_the_v01_repeat_with_calibrations():
     """The shipped v0.1 `flush_queued` rows (the sweep of 2026-12-01) against the 12-problem repeat of a later call on
     the same machine: the medians and the calibrations agree (BENCHMARKS.md, Run-to-run spread); the rows of the
     other timing method are not matched at all."""
-    from kb_data.harness.baselines import read_rows, run_to_run_spread
+    from kb_data.harness.baselines import run_to_run_spread
+    from kb_data.io import read_jsonl_rows
     from kb_data.paths import CHECKOUT, DATA_DIR
 
-    shipped = read_rows(DATA_DIR / "baselines_h200.jsonl")
-    repeat = read_rows(CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_v01_s6c3_2026-12-01.jsonl")
+    shipped = read_jsonl_rows(DATA_DIR / "baselines_h200.jsonl")
+    repeat = read_jsonl_rows(CHECKOUT / "benchmarks" / "results" / "h200_baselines_repeat_v01_s6c3_2026-12-01.jsonl")
     res = run_to_run_spread(shipped, repeat)
     s = res["summary"]
     assert s["problems"] == 12 and s["flipped"] == 0 and s["eager"]["n"] == 11  # 12_Matmul_with_diagonal: 0.054 ms
