@@ -330,7 +330,7 @@ class Server:
                                        aside=self.aside.run if self.aside is not None else None)
         for reply, (ms, flush_ms) in zip(replies, timed):
             reply.update(ms=ms, flush_ms=flush_ms)
-        return {"calls": replies}
+        return {"calls": replies, **({"phases": self.timer.phases} if self.device.type == "cuda" else {})}
 
     def _no_grad_call(self, inputs):
         with self.torch.no_grad():

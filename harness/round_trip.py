@@ -128,11 +128,13 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
             ctx["gate"] = gate
     k = ctx["batch"]
     msg, fill = batch_msg(cand, ctx, [inputs] * k, [0] * k, device)
-    extra, flushes, cpu, threads = [], [], [], []
+    extra, flushes, cpu, threads, phases = [], [], [], [], []
     calls = CALIBRATION_CALLS if device.type == "cuda" else CALIBRATION_CALLS_CPU
     interrupts, t0 = host_interrupts() if device.type == "cpu" else None, timing._perf_counter()
-    for replies, wall, cpu_ms, thread_ms in _calibration_batches(cand, msg, fill, calls, k):
+    for reply, replies, wall, cpu_ms, thread_ms in _calibration_batches(cand, msg, fill, calls, k):
         extra.append((wall - sum(channel.field(r, "ms", float) for r in replies)) / k)
+        if (ph := gpu_phases(reply, replies, wall)) is not None:
+            phases.append(ph)
         flushes += [fl for r in replies if (fl := channel.field(r, "flush_ms", float, optional=True)) is not None]
         if cpu_ms is not None:
             cpu.append(cpu_ms / k)
@@ -143,6 +145,7 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
         seconds = max(timing._perf_counter() - t0, 1e-3)
         ctx["interrupts_per_s"] = [(a - b) / seconds for b, a in zip(interrupts, after)]
     ctx["calibration_flush_ms"] = statistics.median(flushes) if flushes else None
+    ctx["calibration_phases"] = median_phases(phases)
     ctx["overhead_cpu_ms"] = statistics.median(cpu) if cpu else None  # a no-work call's CPU time in the sandbox
     if cand.thread_clocks is not None and threads:
         ctx["overhead_threads"] = _thread_overhead(cand, inputs, ctx, device, threads)
@@ -151,8 +154,8 @@ def calibrate(cand, inputs, ctx, device, rules, job) -> float:
         # two calls is then on the clock too; measured with the gate opened before the batch is queued
         ctx["overhead_host_ms"] = statistics.median(
             (wall - sum(channel.field(r, "ms", float) for r in replies)) / k
-            for replies, wall, _, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
-                                                         CALIBRATION_CALLS_HOST, k))
+            for _, replies, wall, _, _ in _calibration_batches(cand, {**msg, "open_first": True}, fill,
+                                                            CALIBRATION_CALLS_HOST, k))
     return statistics.median(extra)
 
 
@@ -196,13 +199,37 @@ def _line(calls: list, ms: list) -> tuple[float, float]:
 
 
 def _calibration_batches(cand, msg: dict, fill, calls: int, k: int):
-    """(replies, wall ms, the sandbox's CPU ms, its timing threads' CPU ms) of the no-work batches covering `calls`
-    calls, after one that warms up."""
+    """(reply, its calls' replies, wall ms, the sandbox's CPU ms, its timing threads' CPU ms) of the no-work batches
+    covering `calls` calls, after one that warms up."""
     for b in range(1 + -(-calls // k)):
         reply, wall, cpu_ms, _, thread_ms = round_trip(cand, msg, "calibration", fill)
         replies = batch_replies(reply, k)
         if b:
-            yield replies, wall, cpu_ms, thread_ms
+            yield reply, replies, wall, cpu_ms, thread_ms
+
+
+def gpu_phases(reply: dict, replies: list, wall_ms: float) -> dict | None:
+    """Where a GPU batch's round trip went, ms a call, by the candidate's own events (Timer.phases): evidence of where
+    the judge's clock and the claims part, never a verdict (the figures are the candidate's). "outside": the round
+    trip past the GPU's span of the batch (the channel, the gate, the host's wake-ups); "copies": the harness's input
+    and output copies; "rest": the span past the copies, the claimed calls and their flushes. None without them."""
+    ph, k = reply.get("phases"), len(replies)
+    if not isinstance(ph, dict) or not k:
+        return None
+    try:
+        copies = [channel.field({"v": v}, "v", float) for key in ("prepare", "deliver")
+                  for v in channel.field(ph, key, list, max_len=k)]
+        span = channel.field(ph, "span", float)
+        claimed = sum(channel.field(r, "ms", float) + (channel.field(r, "flush_ms", float, optional=True) or 0.0)
+                      for r in replies)
+    except ChannelError:
+        return None
+    return {"outside": (wall_ms - span) / k, "copies": sum(copies) / k, "rest": (span - sum(copies) - claimed) / k}
+
+
+def median_phases(phases: list) -> dict | None:
+    """Each figure's median over batches (gpu_phases), or None for none."""
+    return {key: statistics.median(p[key] for p in phases) for key in phases[0]} if phases else None
 
 
 def host_interrupts() -> list[int] | None:

@@ -16,7 +16,8 @@ from kb_data.harness import timing
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
-from kb_data.harness.round_trip import batch_msg, host_interrupts, round_trip, sandbox_clocks, take_replies
+from kb_data.harness.round_trip import (batch_msg, batch_replies, gpu_phases, host_interrupts, median_phases, round_trip,
+                                       sandbox_clocks, take_replies)
 from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -47,6 +48,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     cand_batches, ref_batches = [], []  # per batch, the mean of its counted calls: the unit of the times recorded
     stale, i, batches, fp64_due = None, 0, 0, []
     ref_interrupts = []  # the host's interrupt count before and after each batch of the reference, and its seconds
+    phases = []  # on a GPU, where each candidate batch's round trip went by its own account (evidence only)
     # checks ride in the timed loop at secret positions, as timed calls like any other: the candidate's process
     # cannot tell them from the rest (a float64 comparison; on a degenerate problem, off-distribution inputs, whole
     # and scattered through the suite's)
@@ -108,6 +110,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                                      any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms,
                                      thread_ms)
                 bounds.append(bound)
+                if (ph := gpu_phases(reply, batch_replies(reply, k), wall)) is not None:
+                    phases.append(ph)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
             # a claim under what the judge's clock allows is not believed: the batch is timed at the judge's own
@@ -189,6 +193,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         res["flag_details"]["timing_bound"].update(
             calls_per_round_trip=ctx["batch"],
             gate=ctx.get("gate") or ("the GPU stream's" if device.type == "cuda" else "the candidate's go"))
+        if phases:  # the no-work calibration's and the timed batches' (medians, ms a call), side by side
+            res["flag_details"]["timing_bound"]["phases_ms"] = {"calibration": ctx.get("calibration_phases"),
+                                                                "timed": median_phases(phases)}
     _flush_check(cand_t, ctx.get("calibration_flush_ms"), ref_t if paired_ref is not None else None, res, rules)
     if paired_ref is not None:
         res["ref_paired_ms"] = ref_t.median_ms

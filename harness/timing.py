@@ -193,6 +193,7 @@ class Timer:
         self.cuda = self.device.type == "cuda"
         self.flush_buf = None
         self.queued_ms = None  # the last timed batch's host time to queue it
+        self.phases = None  # on a GPU, where the last timed batch's GPU time went (timed_batch)
         self.flush_value = None
         self._cycles_per_ms = None
         if l2_flush:
@@ -284,7 +285,9 @@ class Timer:
         call. `head_start_ms`, on a GPU: a spin kernel that long ahead of the batch, the judge's equivalent of the
         candidate's gate (whose batch waits until it is queued, or QUEUE_WAIT_S): a forward whose host work outlasts
         its GPU work is then timed by its GPU work on both sides. Returns (ms, flush ms or None) per call, and sets
-        `queued_ms`, the host's time to queue the batch (on a GPU). `aside(fn)`, on a CPU, runs fn on another thread
+        `queued_ms`, the host's time to queue the batch, and `phases` (on a GPU): the GPU ms of the batch from its
+        first prepare() to its last after() ("span"), and of each call's prepare() and after() ("prepare", "deliver":
+        the copies), evidence of where a round trip's time went. `aside(fn)`, on a CPU, runs fn on another thread
         and waits for it: the calls' prepare() and after() then run there, and this thread does the flushes and the
         calls alone (the outputs are freed there too)."""
         got = []
@@ -310,21 +313,26 @@ class Timer:
         if queued is not None and open_first:
             queued()
         for prepare, call, after in calls:
+            prepared, flushed, start, end, delivered = (_Event(enable_timing=True) for _ in range(5))
+            _event_record(prepared)
             prepare()
-            flushed, start, end = (_Event(enable_timing=True) for _ in range(3))
             _event_record(flushed)
             self.flush()
             _event_record(start)
             out = call()
             _event_record(end)
             after(out)
+            _event_record(delivered)
             del out
-            got.append((flushed, start, end))
+            got.append((prepared, flushed, start, end, delivered))
         self.queued_ms = (_perf_counter() - t0) * 1e3
         if queued is not None and not open_first:
             queued()
         _cuda_sync(self.device)  # all streams: nothing of the batch runs on once its times are read
-        return [(_event_elapsed(start, end), _event_elapsed(flushed, start)) for flushed, start, end in got]
+        self.phases = {"span": _event_elapsed(got[0][0], got[-1][4]) if got else 0.0,
+                       "prepare": [_event_elapsed(g[0], g[1]) for g in got],
+                       "deliver": [_event_elapsed(g[3], g[4]) for g in got]}
+        return [(_event_elapsed(start, end), _event_elapsed(flushed, start)) for _, flushed, start, end, _ in got]
 
 
     def run_gpu_alone(self, call, *, trials: int, prepare=None, warmup: int = 3) -> "GpuAlone":

@@ -408,3 +408,22 @@ def test_the_judge_polls_for_a_gpu_batchs_reply_and_reads_nothing_of_it(monkeypa
             judge.recv(1)
         monkeypatch.setattr(session, "REPLY_POLL_S", 60.0)
         Candidate._poll_until_readable(SimpleNamespace(sb=waiting.sb, deadline=0.0))  # the deadline has passed
+
+
+def test_a_gpu_batchs_round_trip_is_split_by_the_candidates_own_events_as_evidence_only():
+    """Where a GPU batch's round trip went beyond the claims (the thirty-seventh session's open 0.04-0.09 ms): outside
+    the GPU's span of the batch, the harness's copies, the rest of the span. The figures are the candidate's and only
+    recorded: a malformed account is dropped, never believed."""
+    from kb_data.harness.round_trip import gpu_phases, median_phases
+
+    calls = [{"ms": 0.5, "flush_ms": 0.08}, {"ms": 0.5, "flush_ms": 0.08}]
+    reply = {"calls": calls, "phases": {"span": 2.0, "prepare": [0.3, 0.3], "deliver": [0.1, 0.1]}}
+    got = gpu_phases(reply, calls, 2.5)
+    assert got == pytest.approx({"outside": 0.25, "copies": 0.4, "rest": 0.02})
+    for bad in ("x", {"span": 2.0, "prepare": [0.3, float("nan")], "deliver": [0.1, 0.1]},
+                {"span": -1.0, "prepare": [0.3, 0.3], "deliver": [0.1, 0.1]},
+                {"span": 2.0, "prepare": [0.3] * 3, "deliver": [0.1, 0.1]}, {"prepare": [0.3, 0.3]}):
+        assert gpu_phases({**reply, "phases": bad}, calls, 2.5) is None, bad
+    assert gpu_phases({"calls": calls}, calls, 2.5) is None  # a CPU batch has no such account
+    later = gpu_phases(reply, calls, 3.5)
+    assert median_phases([got, later, later])["outside"] == pytest.approx(0.75) and median_phases([]) is None
