@@ -59,8 +59,10 @@ for step in "$@"; do
            [ -f "$b/manifest.jsonl" ] || python benchmarks/realistic_batch.py build "$b" > "$OUT/batch.log" 2>&1
            m="$b/manifest.jsonl"  # $BATCH_ONLY: only the submissions whose model starts so (triton: no builds)
            [ -n "${BATCH_ONLY:-}" ] && m="$b/manifest_$BATCH_ONLY.jsonl" && grep "\"model\": \"$BATCH_ONLY" "$b/manifest.jsonl" > "$m"
+           # $BATCH_PROBLEMS: only the problems whose id matches this extended regex (session 37: the large-copy five)
+           [ -n "${BATCH_PROBLEMS:-}" ] && grep -E "\"problem\": \"($BATCH_PROBLEMS)" "$m" > "$b/manifest_sel.jsonl" && m="$b/manifest_sel.jsonl"
            for arm in ${BATCH_ARMS:-cold:2 warm:1 warm:2}; do
-               IFS=: read -r cache w judge <<< "$arm"; run="$b/run_${cache}_w${w}${judge:+_$judge}${BATCH_ONLY:+_$BATCH_ONLY}"
+               IFS=: read -r cache w judge <<< "$arm"; run="$b/run_${cache}_w${w}${judge:+_$judge}${BATCH_ONLY:+_$BATCH_ONLY}${BATCH_PROBLEMS:+_sel}"
                [ "$cache" = cold ] && [ ! -f "$run/records.jsonl" ] && rm -rf "$KB_BUILD_CACHE"
                t0=$(date +%s)
                timeout "${ARM_TIMEOUT:-540}" kb eval --batch "$m" --workers "$w" --out "$run" \

@@ -315,8 +315,17 @@ def summary(runs: list[Path]) -> None:
             xs = [s[key] for s in stages if s.get(key) is not None]
             if xs:
                 print(f"  stage {key:28s} n={len(xs):3d} median {_median(xs)} s, sum {round(sum(xs), 1)} s")
-        reused = sum("resident" in str((json.loads(r["flag_details"]) if r.get("flag_details") else {}).get("judge"))
-                     for r in rows)
+        details = [json.loads(r["flag_details"]) if r.get("flag_details") else {} for r in rows]
+        moved = {}  # per record, each GPU phase's timed median less its calibration's (ms a call): where the excess went
+        for d in details:
+            ph = (d.get("timing_bound") or {}).get("phases_ms") or {}
+            if ph.get("calibration") and ph.get("timed"):
+                for key, ms in ph["timed"].items():
+                    moved.setdefault(key, []).append(ms - ph["calibration"].get(key, ms))
+        if moved:
+            print("  GPU phases, timed less calibration, ms a call (median over records): "
+                  + ", ".join(f"{key} {round(statistics.median(xs), 3)}" for key, xs in moved.items()))
+        reused = sum("resident" in str(d.get("judge")) for d in details)
         print(f"  judge: the reference reused (resident judge) in {reused} of {len(rows)}")
         verdicts.append({(r["problem_id"], r["solution_sha256"]): (r["status"], tuple(sorted(r.get("flags") or [])))
                          for r in rows})
