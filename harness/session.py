@@ -213,9 +213,9 @@ class Candidate:
 
     def _poll_until_readable(self) -> None:
         """Wait for the candidate's reply to a GPU batch by polling its socket for up to REPLY_POLL_S, not asleep in
-        recv(): a thread woken from a long batch's sleep comes back later than from a short one's (0.05 ms after no GPU
-        work, 0.28 ms after 16 ms on a KVM guest, session 37), and the judge's clock would count that as the batch's
-        calls, whose no-work round trip was calibrated on short batches."""
+        recv(): a thread woken from a long batch's sleep comes back later than from a short one's (BENCHMARKS.md,
+        thirty-seventh session), and the judge's clock would count that as the calls of the loop's batches, whose
+        no-work round trip was calibrated on short ones."""
         sock, until = self.sb.sock, min(self.deadline, timing._perf_counter() + REPLY_POLL_S)
         while not select.select([sock], [], [], 0)[0] and timing._perf_counter() < until:
             pass
