@@ -427,3 +427,31 @@ def test_a_gpu_batchs_round_trip_is_split_by_the_candidates_own_events_as_eviden
     assert gpu_phases({"calls": calls}, calls, 2.5) is None  # a CPU batch has no such account
     later = gpu_phases(reply, calls, 3.5)
     assert median_phases([got, later, later])["outside"] == pytest.approx(0.75) and median_phases([]) is None
+
+
+def test_a_gpu_timed_batch_reports_its_copies_and_span_on_the_streams_events(monkeypatch):
+    """Timer.timed_batch's GPU path, on events stood in for CUDA's (each records the tick of a clock that prepare(),
+    the call and after() advance as their GPU work would): the claims and flushes as before, and `phases`, where the
+    batch's GPU time went (the evidence gpu_phases reads)."""
+    from kb_data.harness import timing
+
+    clock = [0.0]
+
+    class Event:
+        def __init__(self, enable_timing=True):
+            self.t = None
+
+    def advance(ms):
+        clock[0] += ms
+
+    monkeypatch.setattr(timing, "_Event", Event)
+    monkeypatch.setattr(timing, "_event_record", lambda e: setattr(e, "t", clock[0]))
+    monkeypatch.setattr(timing, "_event_elapsed", lambda a, b: b.t - a.t)
+    monkeypatch.setattr(timing, "_cuda_sync", lambda device: None)
+    timer = timing.Timer(torch.device("cuda"), l2_flush=False)
+    calls = [(lambda: advance(0.3), lambda: advance(0.5), lambda out: advance(0.1)),
+             (lambda: advance(0.2), lambda: advance(0.7), lambda out: advance(0.1))]
+    got = timer.timed_batch(calls)
+    assert got == [pytest.approx((0.5, 0.0)), pytest.approx((0.7, 0.0))]
+    assert timer.phases == {"span": pytest.approx(1.9), "prepare": [pytest.approx(0.3), pytest.approx(0.2)],
+                            "deliver": [pytest.approx(0.1), pytest.approx(0.1)]}
