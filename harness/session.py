@@ -70,6 +70,8 @@ class Candidate:
         self.sampler_error = None if self.device.type == "cpu" else "not on a CPU grading"
         self.flush_watch = None  # (pids, lo, hi): the timer's flush buffer on a CPU, found before the submission loaded
         self.flush_foreign = None  # (flag, why): what a timed batch's FlushWatch found, or the buffer not found at all
+        self.outputs_watched = [0, 0]  # timed batches of several calls that a FlushWatch polled, and those whose
+        # delivered outputs it read (a loaded host may leave its thread unrun for a whole batch): evidence
         self.last_round_trip_ms = 0.0  # the window a timed batch's flush watch draws its moments in
         self.thread_clocks = None  # a CPU candidate's timing threads' schedstat files, found before the submission loaded
         self.forward_pid = None  # ... and the process of its forward thread, the one that flushes
@@ -145,6 +147,9 @@ class Candidate:
         ms = [c.get("ms") if isinstance(c, dict) else None for c in got] if isinstance(got, list) else []
         claims = [float(m) if type(m) in (int, float) and 0 <= m < math.inf else 0.0 for m in ms]
         found = watch.stop(claims if len(claims) == calls else [0.0] * calls, taken) if watch is not None else None
+        if watch is not None and len(watch.outputs) > 1:
+            self.outputs_watched[0] += 1
+            self.outputs_watched[1] += bool(watch.output_reads)
         if found and self.flush_foreign is None:
             self.flush_foreign = ("timer_tampered", f"the timer's flush buffer, read in a timed batch: {found}")
 

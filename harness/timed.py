@@ -187,6 +187,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     _bound_claims(res, bounds, ctx, rules)
     if cand.flush_foreign is not None:
         flag(res, *cand.flush_foreign)
+    if cand.outputs_watched[0]:
+        res["flag_details"]["outputs_watched"] = {"batches": cand.outputs_watched[0], "read": cand.outputs_watched[1]}
     if cand.thread_clock_lost is not None:  # the timing threads' floor could not be read: not a pass
         flag(res, "check_failed", f"timing: {cand.thread_clock_lost}")
     if "timing_bound" in res["flag_details"]:

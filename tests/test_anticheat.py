@@ -96,7 +96,7 @@ def test_corpus_cpu(entry, tmp_path, monkeypatch):
                     "test_a_builds_linked_framework_kernels_and_aot_code_are_the_frameworks checks the reading")
     if entry.path.parent.name == "hostile":  # its build stage runs every time: a cached build would skip the attack
         monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "builds"))
-    rec = _grade(entry, SMALL_PROBLEMS, "cpu", trials=30 if "trials_30" in entry.options else 5)
+    rec = _grade(entry, SMALL_PROBLEMS, "cpu", trials=next((int(o[7:]) for o in entry.options if o.startswith("trials_")), 5))
     sampler = json.loads(rec.flag_details or "{}").get("framework_samples")
     if "needs_sampler" in entry.options and isinstance(sampler, str):
         pytest.skip(f"caught by the CPU samples of the timed calls, which this machine refuses: {sampler}")
