@@ -16,8 +16,8 @@ from kb_data.harness import timing
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
-from kb_data.harness.round_trip import (batch_msg, batch_replies, gpu_phases, host_interrupts, median_phases, round_trip,
-                                       sandbox_clocks, take_replies)
+from kb_data.harness.round_trip import (batch_msg, gpu_phases, host_interrupts, median_phases, round_trip, sandbox_clocks,
+                                       take_replies)
 from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -110,7 +110,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                                      any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms,
                                      thread_ms)
                 bounds.append(bound)
-                if (ph := gpu_phases(reply, batch_replies(reply, k), wall)) is not None:
+                if (ph := gpu_phases(reply, [t["reply"] for t in calls], wall)) is not None:  # take_replies read them
                     phases.append(ph)
         counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
