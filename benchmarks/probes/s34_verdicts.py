@@ -3,8 +3,8 @@ on tests/corpus/problems:
 
   PYTHONPATH=. python benchmarks/probes/s34_verdicts.py STEM|PATH.py T N [samples]
       a corpus entry (tests/corpus/*/STEM.py, open/ included) or any file whose docstring names its `Problem:`, graded
-      N times at T trials: status, flags, speedup, the error and each flag's detail (with `samples`, the framework
-      samples' figures too)
+      N times at T trials: status, flags, speedup, the error, each flag's detail and the batches whose outputs the flush
+      watch read (with `samples`, the framework samples' figures too)
 """
 import json
 import sys
@@ -30,7 +30,7 @@ def main(argv: list) -> None:
         if len(argv) > 3:
             print(json.dumps(details.get("framework_samples"))[:1500])
         print(rec.status, rec.flags, rec.speedup and round(rec.speedup, 3), (rec.error or "")[:200],
-              {k: str(details.get(k))[:200] for k in rec.flags}, flush=True)
+              {k: str(details.get(k))[:200] for k in rec.flags}, details.get("outputs_watched"), flush=True)
 
 
 if __name__ == "__main__":
