@@ -166,6 +166,10 @@ def test_a_job_may_cap_the_timed_calls_per_round_trip():
         assert rec.status == "ok", (rec.error, rec.flag_details)
     rounds = lambda rec: json.loads(rec.flag_details)["timing_bound"]["calls_per_round_trip"]
     assert rounds(capped) == 1 and rounds(default) > 1
+    # the flush watch reads delivered outputs only in batches of several calls; the record says in how many it did
+    watched = json.loads(default.flag_details)["outputs_watched"]
+    assert watched["batches"] >= 1 and 0 <= watched["read"] <= watched["batches"]
+    assert "outputs_watched" not in json.loads(capped.flag_details)
 
 
 def test_on_a_cpu_the_forward_threads_clock_floors_a_short_call_the_round_trip_cannot_see():
