@@ -16,6 +16,7 @@ import math
 import mmap
 import os
 import re
+import select
 import socket
 import struct
 import time
@@ -63,6 +64,20 @@ def _read_exact(sock: socket.socket, n: int) -> bytes:
             raise ChannelError("the other side closed the channel")
         buf += chunk
     return bytes(buf)
+
+
+_now = time.perf_counter  # bound here: a submission that replaces time.perf_counter does not steer this wait
+AWAKE_WAIT_S = 1.0  # how long a side of a GPU grading waits awake for the other's message before it sleeps in recv()
+
+
+def poll_readable(sock: socket.socket, until: float) -> bool:
+    """Wait awake, polling, until `sock` has something to read (True) or time.perf_counter() reaches `until` (False):
+    a thread woken from a sleep in recv() comes back later the longer it slept (BENCHMARKS.md, thirty-seventh and
+    thirty-eighth sessions), and on a GPU grading that wake-up is on the judge's clock."""
+    while not select.select([sock], [], [], 0)[0]:
+        if _now() >= until:
+            return False
+    return True
 
 
 def recv(sock: socket.socket, timeout_s: float | None = None, fds: list | None = None) -> dict:

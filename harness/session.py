@@ -30,7 +30,6 @@ EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
 FROZEN_CPU_MS = 0.05  # CPU a frozen sandbox's cgroup may account in one pause (honest: 0.000)
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
-REPLY_POLL_S = 1.0  # how long the judge polls for a GPU batch's reply before it sleeps in recv() (Candidate.request)
 QUEUED = {"queued": True}
 THREADS = ("forward", "aside")  # a CPU candidate's timing threads, whose clocks the judge reads (candidate.Aside)
 
@@ -217,18 +216,19 @@ class Candidate:
         return reply
 
     def _poll_until_readable(self) -> None:
-        """Wait for the candidate's reply to a GPU batch by polling its socket for up to REPLY_POLL_S, not asleep in
-        recv(): a thread woken from a long batch's sleep comes back later than from a short one's (BENCHMARKS.md,
-        thirty-seventh session), and the judge's clock would count that as the calls of the loop's batches, whose
+        """Wait for the candidate's reply to a GPU batch awake (channel.poll_readable) for up to AWAKE_WAIT_S, then
+        leave it to recv(): the judge's clock would count its own wake-up as the calls of the loop's batches, whose
         no-work round trip was calibrated on short ones."""
-        sock, until = self.sb.sock, min(self.deadline, timing._perf_counter() + REPLY_POLL_S)
-        while not select.select([sock], [], [], 0)[0] and timing._perf_counter() < until:
-            pass
+        channel.poll_readable(self.sb.sock, min(self.deadline, timing._perf_counter() + channel.AWAKE_WAIT_S))
 
     def _queued(self, wait_s: float) -> dict | None:
         """QUEUED when the candidate said its batch is queued; None when it said nothing within `wait_s`; else its
-        reply (the batch failed before it was queued)."""
-        if not select.select([self.sb.sock], [], [], wait_s)[0]:
+        reply (the batch failed before it was queued). On a GPU the judge waits awake: the gate opens on its clock."""
+        if self.device.type == "cuda":
+            ready = channel.poll_readable(self.sb.sock, timing._perf_counter() + wait_s)
+        else:
+            ready = bool(select.select([self.sb.sock], [], [], wait_s)[0])
+        if not ready:
             return None
         first = channel.recv(self.sb.sock, timeout_s=1.0)
         return QUEUED if first.get("queued") is True else first
