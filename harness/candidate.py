@@ -19,8 +19,8 @@ from pathlib import Path
 
 # bound here, before any submission exists: a submission that replaces the channel module's functions (to work in
 # the untimed copy of its outputs) changes nothing this server calls
-from kb_data.harness.channel import (AWAKE_WAIT_S, COMPILED_OP_PREFIX, COMPILED_REGION, FORWARD_MARK, PROFILE_LIST_MAX,
-                                     ChannelError, Gate, SlotDesc, dtype_name, open_slot, poll_readable, recv, send)
+from kb_data.harness.channel import (COMPILED_OP_PREFIX, COMPILED_REGION, FORWARD_MARK, PROFILE_LIST_MAX, ChannelError,
+                                     Gate, SlotDesc, dtype_name, open_slot, recv, send)
 
 
 def serve(sock: socket.socket) -> None:
@@ -72,8 +72,6 @@ class Server:
 
     def serve(self) -> None:
         while True:
-            if self.device is not None and self.device.type == "cuda":  # the next batch's wake-up is on the judge's clock
-                poll_readable(self.sock, self.timing._perf_counter() + AWAKE_WAIT_S)
             try:
                 fds: list[int] = []
                 msg = recv(self.sock, fds=fds)

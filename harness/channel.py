@@ -67,14 +67,14 @@ def _read_exact(sock: socket.socket, n: int) -> bytes:
 
 
 _now = time.perf_counter  # bound here: a submission that replaces time.perf_counter does not steer this wait
-# how long a side of a GPU grading waits awake for the other's message before it sleeps in recv() (0: at once)
+# how long the judge of a GPU grading waits awake for a timed batch's reply before it sleeps in recv() (0: at once)
 AWAKE_WAIT_S = float(os.environ.get("KB_AWAKE_WAIT_S", "1.0"))
 
 
 def poll_readable(sock: socket.socket, until: float) -> bool:
     """Wait awake, polling, until `sock` has something to read (True) or time.perf_counter() reaches `until` (False):
-    a thread woken from a sleep in recv() comes back later the longer it slept (BENCHMARKS.md, thirty-seventh and
-    thirty-eighth sessions), and on a GPU grading that wake-up is on the judge's clock."""
+    a thread woken from a sleep in recv() comes back later the longer it slept (BENCHMARKS.md, thirty-seventh
+    session), and on a GPU grading that wake-up is on the judge's clock."""
     while not select.select([sock], [], [], 0)[0]:
         if _now() >= until:
             return False

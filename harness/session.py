@@ -223,12 +223,8 @@ class Candidate:
 
     def _queued(self, wait_s: float) -> dict | None:
         """QUEUED when the candidate said its batch is queued; None when it said nothing within `wait_s`; else its
-        reply (the batch failed before it was queued). On a GPU the judge waits awake: the gate opens on its clock."""
-        if self.device.type == "cuda":
-            ready = channel.poll_readable(self.sb.sock, timing._perf_counter() + wait_s)
-        else:
-            ready = bool(select.select([self.sb.sock], [], [], wait_s)[0])
-        if not ready:
+        reply (the batch failed before it was queued)."""
+        if not select.select([self.sb.sock], [], [], wait_s)[0]:
             return None
         first = channel.recv(self.sb.sock, timeout_s=1.0)
         return QUEUED if first.get("queued") is True else first
