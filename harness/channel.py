@@ -153,6 +153,11 @@ def string_list(msg: dict, name: str, max_items: int = 4096, max_len: int = 1024
     return items
 
 
+def float_list(msg: dict, name: str, max_items: int = 4096) -> list[float]:
+    """msg[name]: a list of at most max_items numbers, each as field() takes a float (finite and >= 0)."""
+    return [field({name: v}, name, float) for v in field(msg, name, list, max_len=max_items)]
+
+
 # ---------------------------------------------------------------------------
 # Tensor slots
 

@@ -217,8 +217,7 @@ def gpu_phases(reply: dict, replies: list, wall_ms: float) -> dict | None:
     if not isinstance(ph, dict) or not k:
         return None
     try:
-        copies = [channel.field({"v": v}, "v", float) for key in ("prepare", "deliver")
-                  for v in channel.field(ph, key, list, max_len=k)]
+        copies = [v for key in ("prepare", "deliver") for v in channel.float_list(ph, key, max_items=k)]
         span = channel.field(ph, "span", float)
         claimed = sum(channel.field(r, "ms", float) + (channel.field(r, "flush_ms", float, optional=True) or 0.0)
                       for r in replies)
