@@ -117,19 +117,21 @@ def _no_constant(name: str):
 # Validation of what the candidate sends back
 
 def field(msg: dict, name: str, kind, *, optional: bool = False, max_len: int = 4096):
-    """msg[name], checked to be of `kind` (float: finite and >= 0; str: at most max_len characters; list: max_len items)."""
+    """msg[name], checked to be of `kind` (float: finite and >= 0; int: 64 bits; str: at most max_len characters; list:
+    max_len items)."""
     if name not in msg or msg[name] is None:
         if optional:
             return None
         raise ChannelError(f"reply lacks {name!r}")
     v = msg[name]
     if kind is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, int) and abs(v) >= 1 << 63) \
+                or not math.isfinite(v) or v < 0:  # a JSON integer of 400 digits is no float: OverflowError
             raise ChannelError(f"{name!r} must be a finite number >= 0, got {str(v)[:40]}")
         return float(v)
     if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ChannelError(f"{name!r} must be an integer")
+        if isinstance(v, bool) or not isinstance(v, int) or abs(v) >= 1 << 63:
+            raise ChannelError(f"{name!r} must be a 64-bit integer")
         return v
     if kind is bool:
         if not isinstance(v, bool):

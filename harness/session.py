@@ -39,6 +39,14 @@ def flag(res: dict, name: str, detail) -> None:
     res["flag_details"].setdefault(name, detail)
 
 
+def _claim_or_zero(call) -> float:
+    """A call's claimed ms where its reply is well formed (channel.field's float), else 0."""
+    try:
+        return channel.field(call, "ms", float) if isinstance(call, dict) else 0.0
+    except ChannelError:
+        return 0.0
+
+
 class Candidate:
     """The judge's handle on the sandboxed process: commands out, validated replies in, slots for tensors."""
 
@@ -143,8 +151,7 @@ class Candidate:
         outputs read at its polls held to those the judge took (`taken`, each call's); the first thing found is kept
         for the record."""
         got = reply.get("calls") if isinstance(reply, dict) else None
-        ms = [c.get("ms") if isinstance(c, dict) else None for c in got] if isinstance(got, list) else []
-        claims = [float(m) if type(m) in (int, float) and 0 <= m < math.inf else 0.0 for m in ms]
+        claims = [_claim_or_zero(c) for c in got] if isinstance(got, list) else []
         found = watch.stop(claims if len(claims) == calls else [0.0] * calls, taken) if watch is not None else None
         if watch is not None and len(watch.outputs) > 1:
             self.outputs_watched[0] += 1

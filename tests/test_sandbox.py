@@ -144,6 +144,19 @@ def test_a_pickle_on_the_channel_is_never_unpickled():
     assert not marker.exists()
 
 
+def test_a_reply_field_past_any_float_or_64_bits_is_the_candidates_channel_error():
+    """JSON integers have no size limit: a claim of 10**400 ms once raised OverflowError in the judge, which took it
+    for its own failure (hostile/huge_integer_in_replies_gelu, rejected since)."""
+    from kb_data.harness import channel
+
+    for kind, bad in ((float, 10 ** 400), (float, -1), (float, float("nan")), (int, 1 << 63), (int, -(1 << 63)), (int, True)):
+        with pytest.raises(channel.ChannelError):
+            channel.field({"v": bad}, "v", kind)
+    assert channel.field({"v": (1 << 63) - 1}, "v", int) == (1 << 63) - 1 and channel.field({"v": 3}, "v", float) == 3.0
+    with pytest.raises(channel.ChannelError):
+        channel.float_list({"v": [1.0, 10 ** 400]}, "v")
+
+
 def test_a_memory_overrun_is_its_own_status_with_the_figure():
     rec = _grade("big_allocation", memory_limit_gb=3)
     assert rec.status == "memory_exceeded", (rec.status, rec.error)
