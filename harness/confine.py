@@ -8,6 +8,7 @@ import signal
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
+PTYS = 16  # pseudo-terminals the strong sandbox may open (its own devpts instance; the host has 4096 in all)
 NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
@@ -189,6 +190,9 @@ def _strong_mounts(setup: dict) -> None:
             mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)  # a bind inherits read-only
     if os.path.isdir("/dev/shm"):
         mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={setup['limits']['shm_bytes']},mode=1777")
+    if os.path.isdir("/dev/pts") and os.path.exists("/dev/ptmx"):  # ptys of its own, a few: not the host's to use up
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, f"newinstance,ptmxmode=0666,mode=0620,max={PTYS}")
+        mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
     for p, fd in sorted(keep.items()):
         os.makedirs(p, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)

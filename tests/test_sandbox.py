@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from kb_data.harness import judge as judge_mod
-from kb_data.harness import sandbox, session
+from kb_data.harness import confine, sandbox, session
 from kb_data.harness.grade import Options, grade
 from kb_data.problems import ProblemSet
 from tests.corpus import CORPUS, SMALL_PROBLEMS
@@ -72,6 +72,30 @@ def test_writes_outside_its_temp_dir_fail(tmp_path):
     assert rec.status == "ok", rec.error
     assert {p: _sha(p) for p in before} == before
     assert not Path("/etc/kb_hostile").exists()
+
+
+def test_it_opens_a_few_pseudo_terminals_of_its_own_and_none_of_the_hosts():
+    """The host's ptys (kernel.pty.nr counts every devpts instance's) stay the host's: the hoarder opens as many as its
+    own instance holds while a thread here watches the count (red team, session 38: /dev/ptmx was the host's)."""
+    if sandbox.strong_available() is not None:
+        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
+    count = lambda: int(Path("/proc/sys/kernel/pty/nr").read_text())
+    before, seen, done = count(), [], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.append(count())
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        rec = _grade("pty_hoard_gelu", require_custom_kernel=False)
+    finally:
+        done.set()
+        watcher.join()
+    assert rec.status == "ok", rec.error
+    assert max(seen) - before == confine.PTYS, (before, max(seen))  # it got its own few, and no more
 
 
 def test_nothing_it_starts_outlives_its_grading():
