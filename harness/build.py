@@ -148,15 +148,21 @@ def _store(built: Path, key: str, root: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _copy_plain(src: Path, dst: Path) -> None:
+COPY_DEPTH = 32  # folder levels of a build that are copied (a real one has a few; 3000 took Python past its recursion)
+
+
+def _copy_plain(src: Path, dst: Path, depth: int = 0) -> None:
     """Folders and regular files only, modes and times kept (ninja compares them), no link ever followed: anything
-    else a build sandbox leaves (links, FIFOs, devices) is dropped, and torch's build `lock` with it."""
+    else a build sandbox leaves (links, FIFOs, devices, folders past COPY_DEPTH levels) is dropped, and torch's build
+    `lock` with it."""
     os.mkdir(dst)
     for entry in os.scandir(src):
         st = os.lstat(entry.path)
         path, out = Path(entry.path), dst / entry.name
         if stat.S_ISDIR(st.st_mode):
-            _copy_plain(path, out)
+            if depth >= COPY_DEPTH:
+                continue
+            _copy_plain(path, out, depth + 1)
         elif stat.S_ISREG(st.st_mode) and entry.name != "lock":
             with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f, open(out, "xb") as g:
                 shutil.copyfileobj(f, g)

@@ -102,7 +102,7 @@ def recv(sock: socket.socket, timeout_s: float | None = None, fds: list | None =
         raise ChannelError(f"channel broken: {e}") from None
     try:
         msg = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: arrays nested 200000 deep
         raise ChannelError(f"not a JSON message: {str(e)[:120]}") from None
     if not isinstance(msg, dict):
         raise ChannelError(f"a message must be a JSON object, got {type(msg).__name__}")

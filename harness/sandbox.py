@@ -19,7 +19,6 @@ from __future__ import annotations
 import fcntl
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.cgroup import Cgroup
-from kb_data.io import open_lock_file
+from kb_data.io import open_lock_file, remove_tree, tail_text
 
 LEVELS = ("strong", "process", "none")
 UID_BASE = 2_000_000   # sandbox uids: far above any real account's
@@ -343,22 +342,21 @@ class Sandbox:
         self.wait(10)
 
     def log_tail(self, n: int = 2000) -> str:
-        try:
-            data = self.log_path.read_bytes()
-        except OSError:
-            return ""
-        return data[-n:].decode("utf-8", "replace").strip()
+        """The log's last n bytes, read from its end: the sandbox can make it gigabytes (a sparse one, ftruncate)."""
+        return tail_text(self.log_path, n)
 
     def close(self) -> None:
         self._stop.set()
-        self.kill()
-        if self.sock is not None:
-            self.sock.close()
-        shutil.rmtree(self.base, ignore_errors=True)  # fd-based: links the sandbox left are removed, never followed
-        if self.cgroup is not None:
-            self.cgroup.remove()
-        if self.lease:
-            self.lease.release()
+        try:
+            self.kill()
+            if self.sock is not None:
+                self.sock.close()
+            remove_tree(self.base)
+        finally:  # its cgroup and uid go back whatever the rest did
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            if self.lease:
+                self.lease.release()
 
     def __enter__(self):
         return self

@@ -25,7 +25,7 @@ from collections import deque
 from contextlib import closing, contextmanager
 from multiprocessing import forkserver
 
-from kb_data.io import lock_dir, open_lock_file  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
+from kb_data.io import lock_dir, open_lock_file, tail_text  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
 # forward-mode AD scripts its decompositions on first use, which takes seconds: done once here, not in every judge
 PRELOAD = ["torch", "torch._decomp.decompositions_for_jvp", "kb_data.harness.judge", "kb_data.harness.grade"]
@@ -112,16 +112,6 @@ def _main_hidden():
                 main.__file__ = path
 
 
-def _tail(path: str, n: int = 2000) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - n))
-            return f.read().decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
-
-
 class Resident:
     """`run` in a worker child that stays up across jobs of one key while each job says `"resident": True` (a GPU's
     judge, serving one problem's submissions one after another); else in a fresh child per job. A timeout, a dead
@@ -160,7 +150,7 @@ class Resident:
                 why = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
                        else f"exited with code {code}")
                 result = {"status": "crashed", "error": f"the worker {why} before returning a result"}
-            tail = _tail(self._log)
+            tail = tail_text(self._log)
             if tail:
                 result["error"] += "\n--- worker output (tail) ---\n" + tail
         if ended or result.get("retire") or not job.get("resident"):

@@ -14,7 +14,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -156,3 +159,36 @@ def private_dir(name: str) -> Path:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700:
         return Path(tempfile.mkdtemp(prefix=f"kb_data-{name}-"))
     return d
+
+
+def remove_tree(path: str | Path) -> None:
+    """Remove a folder and whatever it holds, however deep, never following a link and never raising: a sandbox's
+    work dir 3000 levels deep took shutil.rmtree past Python's recursion limit (red team, session 38). GNU rm walks
+    any depth; what neither removes stays, and is said on stderr."""
+    if not os.path.lexists(path):
+        return
+    try:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    if os.path.lexists(path):
+        try:
+            shutil.rmtree(path, ignore_errors=True)  # fd-based: links are removed, never followed
+        except RecursionError:
+            pass
+    if os.path.lexists(path):
+        print(f"kb: could not remove {path}", file=sys.stderr)
+
+
+def tail_text(path: str | Path, n: int = 2000) -> str:
+    """A text file's last n bytes, read from its end (a log a sandbox wrote may be sparse and gigabytes long); "" when
+    it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+

@@ -98,6 +98,34 @@ def test_it_opens_a_few_pseudo_terminals_of_its_own_and_none_of_the_hosts():
     assert max(seen) - before == confine.PTYS, (before, max(seen))  # it got its own few, and no more
 
 
+def test_a_work_dir_too_deep_for_python_is_removed_and_the_verdict_stands():
+    """A chain of 3000 folders took shutil.rmtree past Python's recursion limit as the sandbox closed: the rejection
+    became `crashed` and the folder and cgroup stayed on the host (red team, session 38)."""
+    pattern = os.path.join(tempfile.gettempdir(), "kb-sandbox-*")
+    before = set(glob.glob(pattern))
+    rec = _grade("deep_tree_launders_a_rejected_verdict_gelu")
+    assert rec.status == "rejected" and "calls_reference_ops" in rec.flags, (rec.status, rec.error)
+    assert set(glob.glob(pattern)) <= before
+
+
+def test_a_sparse_log_of_gigabytes_is_read_from_its_end():
+    """The judge kept a crashed sandbox's last 2000 bytes of log by reading all of it: a sparse log of 3 GiB (one
+    ftruncate, no disk) made the judge hold 3 GiB (hostile/sparse_log_read_whole_by_judge_gelu)."""
+    import resource
+
+    from kb_data.io import tail_text
+
+    with tempfile.NamedTemporaryFile(dir=tempfile.gettempdir()) as f:
+        f.write(b"first words\n")
+        f.truncate(3 << 30)
+        f.seek(3 << 30)
+        f.write(b"last words\n")
+        f.flush()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        assert tail_text(f.name).endswith("last words") and len(tail_text(f.name, 100)) <= 100
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 64 << 10  # KiB: no gigabytes read
+
+
 def test_nothing_it_starts_outlives_its_grading():
     sandboxes_before = set(glob.glob(os.path.join(tempfile.gettempdir(), "kb-sandbox-*")))
     rec = _grade("setsid_escapee")
