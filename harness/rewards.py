@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
 from kb_data.problems import ProblemError, ProblemSet
-from kb_data.schema import RunRecord
+from kb_data.schema import INFORMATIONAL_FLAGS, RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.batch import RecordSink, grouped_by_problem, record_key, visible_devices
 from kb_data.harness.grade import Options, grade
@@ -89,7 +89,8 @@ class RewardPolicy:
     log2 of its speedup where that is over 1 (capped at `speedup_cap`): 2x faster than the baseline adds one
     `speedup_weight`, a slower one earns `correct` alone, so that being right always pays at least as much as being
     wrong. A submission the anti-cheat rejects earns `rejected`, below a wrong one, so that a hack never pays more
-    than an honest failure; every other status earns `failed`."""
+    than an honest failure, and so does one whose grading ended otherwise after a failing flag was raised (a hack
+    that crashes its grading once caught stays caught); every other status earns `failed`."""
     correct: float = 1.0
     speedup_weight: float = 1.0
     speedup_cap: float = 16.0
@@ -98,12 +99,12 @@ class RewardPolicy:
     rejected: float = -1.0
 
     def __call__(self, rec: RunRecord) -> float:
+        if rec.status == "rejected" or any(f not in INFORMATIONAL_FLAGS for f in rec.flags or []):
+            return self.rejected
         if rec.status == "ok" and rec.correct:
             if rec.speedup is None or not math.isfinite(rec.speedup) or rec.speedup <= 0:
                 return self.correct
             return self.correct + self.speedup_weight * math.log2(min(max(rec.speedup, 1.0), self.speedup_cap))
-        if rec.status == "rejected":
-            return self.rejected
         if rec.status == "incorrect":
             return self.incorrect
         return self.failed

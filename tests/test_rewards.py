@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -61,6 +62,16 @@ def _record(status: str, speedup=None, correct=None) -> RunRecord:
     ("timeout", None, 0.0), ("memory_exceeded", None, 0.0), ("crashed", None, 0.0)])
 def test_the_reward_policy_is_what_it_states(status, speedup, expected):
     assert RewardPolicy()(_record(status, speedup)) == pytest.approx(expected)
+
+
+def test_a_grading_that_ended_otherwise_after_a_failing_flag_earns_the_rejection():
+    """A hack that, once caught, crashes or times out its grading (red team, session 38: a malformed reply or a work
+    dir too deep to remove turned `rejected` into `crashed`) keeps the penalty; informational flags change nothing."""
+    p = RewardPolicy()
+    for status in ("crashed", "runtime_error", "timeout", "memory_exceeded"):
+        assert p(replace(_record(status), flags=["calls_reference_ops"])) == -1.0
+    assert p(replace(_record("ok", 2.0), flags=["excessive_speedup", "degenerate_problem"])) == 2.0
+    assert p(replace(_record("crashed"), flags=["seed_independent_inputs"])) == 0.0
 
 
 def test_a_hack_never_earns_more_than_an_honest_failure_under_the_default_policy():
