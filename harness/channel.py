@@ -305,6 +305,19 @@ class SlotArena:
         self.slots["gate"] = (desc, t)
         return desc, t
 
+    def host_files(self) -> set:
+        """(st_dev, st_ino) of the memfds behind its CPU slots: the judge's memory, which the sandbox's memory watcher
+        leaves out of the sandbox's."""
+        out = set()
+        for kind, fd in list(self._keep):
+            if kind == "fd":
+                try:
+                    st = os.fstat(fd)
+                except OSError:
+                    continue
+                out.add((st.st_dev, st.st_ino))
+        return out
+
     def take_unsent(self) -> tuple[list[str], list[int]]:
         """The CPU slots created since the last message, as (ids, fds) to send with the next one."""
         ids, fds = list(self._unsent), list(self._unsent.values())

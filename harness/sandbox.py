@@ -174,6 +174,7 @@ class Sandbox:
         self.sock: socket.socket | None = None
         self.peak_rss = 0
         self.memory_exceeded: str | None = None
+        self.judge_files = lambda: set()  # (st_dev, st_ino) of the judge's own memfds it holds (the slots): not its
         self._stop = threading.Event()
         self._watch: threading.Thread | None = None
         # held by the watcher while it reads /proc, and by the judge while it times its reference (the sandbox is
@@ -284,6 +285,36 @@ class Sandbox:
                 pass
         return total
 
+    def held_bytes(self, pids: list[int]) -> int:
+        """Host memory it holds in files rather than in its processes' pages: the memfds these processes hold open
+        (the judge's slots aside) and, at the strong level, its private /dev/shm. Written and never mapped, these
+        pages are in no RSS or PSS (red team, session 38: 3 GiB held under a 2 GiB limit); a page of them a process
+        maps counts again in its RSS."""
+        seen, total = set(self.judge_files()), 0
+        for pid in pids:
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for fd in fds:
+                path = f"/proc/{pid}/fd/{fd}"
+                try:
+                    if not os.readlink(path).startswith("/memfd:"):
+                        continue
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    total += st.st_blocks * 512
+        if self.level == "strong" and self.pid is not None:
+            try:
+                shm = os.statvfs(f"/proc/{self.pid}/root/dev/shm")  # its own tmpfs, seen through its mount namespace
+                total += (shm.f_blocks - shm.f_bfree) * shm.f_frsize
+            except OSError:
+                pass
+        return total
+
     def harness_cpu_ms(self) -> float | None:
         """CPU time so far of the sandbox's own processes (their live threads, per-thread accounts in ns): the one
         the judge started, which is the candidate's server, or, at the strong level, the server's parent, the server
@@ -311,13 +342,15 @@ class Sandbox:
                 if n % RESCAN_EVERY == 0:  # a full /proc scan finds new processes; in between only the known are read
                     pids = self.pids()
                 n += 1
-                rss = self.memory_bytes(pids)
+                held = self.held_bytes(pids)
+                rss = self.memory_bytes(pids) + held
                 if rss > self.limits.memory_bytes:  # the upper bound is over: is the memory really the sandbox's?
-                    rss = self.memory_bytes(pids, proportional=True)
+                    rss = self.memory_bytes(pids, proportional=True) + held
                 self.peak_rss = max(self.peak_rss, rss)
                 if rss > self.limits.memory_bytes:
                     self.memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
-                                            f"{self.limits.memory_bytes / 2**30:.2f} GiB")
+                                            f"{self.limits.memory_bytes / 2**30:.2f} GiB"
+                                            + (f" ({held / 2**30:.2f} GiB of it in memfds and /dev/shm)" if held else ""))
                     self.kill()
                     return
 

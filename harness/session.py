@@ -66,6 +66,7 @@ class Candidate:
         self.code_since = time.time()  # files made after this, a build seeded above aside, are made at run time
         self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made as the worker started (grade.run_judge)
         self.arena = channel.SlotArena(self.device)
+        self.sb.judge_files = self.arena.host_files
         self.tampered: list[str] = []
         self._pids = None
         self._pauses = 0

@@ -243,6 +243,27 @@ def test_memory_a_sandbox_still_shares_with_the_judge_it_was_forked_from_is_not_
     del held
 
 
+def test_memory_held_in_memfds_is_the_sandboxs_and_the_judges_slots_are_not():
+    """Pages of a memfd written and never mapped are in no process's RSS: the watcher adds the memfds a process holds
+    open (hostile/memfd_hoard_gelu), each once whatever holds it, and leaves out those the judge names as its own."""
+    from kb_data.io import lock_dir
+
+    sb = sandbox.Sandbox("none", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    fd = os.memfd_create("held")
+    try:
+        before = sb.held_bytes([os.getpid()])
+        os.write(fd, b"\x01" * (8 << 20))
+        twice = os.dup(fd)  # the same file under a second descriptor counts once
+        assert sb.held_bytes([os.getpid(), os.getpid()]) - before == 8 << 20
+        st = os.fstat(fd)
+        sb.judge_files = lambda: {(st.st_dev, st.st_ino)}
+        assert sb.held_bytes([os.getpid()]) == before
+        os.close(twice)
+    finally:
+        os.close(fd)
+        sb.close()
+
+
 def _spin_then_report(sock) -> None:
     from kb_data.harness import channel
 
