@@ -12,7 +12,7 @@ import torch
 
 from kb_data.harness import build, channel, timing
 from kb_data.harness.reference import _call, clone_inputs
-from kb_data.harness.sampler import framework_pages_in
+from kb_data.harness.sampler import PERIOD_NS, framework_pages_in
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged
 from kb_data.rules import CPU_CODE_GENERATING_FAMILIES, OP_FAMILIES, SUBSTITUTE_FAMILIES
 
@@ -150,16 +150,14 @@ def defined_in(function: str, code: str) -> bool:
 
 def sampled_families(functions: dict[str, float], families: list[str]) -> dict[str, list[str]]:
     """The op families whose framework functions the sampler found the timed calls in ({demangled name: CPU ms}),
-    at a single sample: the CPU's kernel names, whoever called the function (through an op, by address, from an
-    extension). A barred family's function is sampled only where it ran (no honest CPU entry had one at 30 trials),
-    and a short kernel that runs it only when unprofiled was under three samples in most gradings (red team, session
-    38). {family: evidence}."""
+    at FAMILY_SAMPLES_MIN samples or more a family: the CPU's kernel names, whoever called the function (through an op,
+    by address, from an extension). {family: evidence}."""
     found = {}
     for fam in families:
         pattern = re.compile(OP_FAMILIES[fam]["cpu"], re.I)
         hits = sorted(((ms, m) for name, ms in functions.items() if (m := pattern.search(name))),
                       key=lambda hit: -hit[0])
-        if hits:
+        if sum(ms for ms, _ in hits) >= FAMILY_SAMPLES_MIN * PERIOD_NS / 1e6:
             found[fam] = [f"{_word_around(m)} sampled in the timed calls ({ms:.1f} ms)" for ms, m in hits[:3]]
     return found
 
@@ -390,6 +388,11 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
 
 # Pages of a framework library's code in a build that make it a copy (a few could be common runtime code)
 COPIED_PAGES_MIN = 8
+
+
+# Samples of a family's framework functions that make it the candidate's: one can be stray (session 38 tried one, and
+# an MoE that never calls it had a sample named linalg_inv, `calls_reference_ops`)
+FAMILY_SAMPLES_MIN = 3
 
 
 # Profiled calls at most: another (fresh inputs) only while each so far was wrong-free but over the busy limit (two

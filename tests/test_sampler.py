@@ -82,9 +82,8 @@ def test_the_kernels_samples_tell_the_frameworks_code_from_any_other():
 
 def test_the_frameworks_samples_are_named_and_sorted_into_op_families():
     """Samples in torch's library are named from the judge's own copy's symbol table (demangled), and a family is the
-    candidate's where its functions hold any of them (a short kernel run only when unprofiled left one or two, session
-    38): LayerNorm's kernel is the norm family's, a GEMM's the gemm family's; var_mean (a Welford reduction an honest
-    LayerNorm may use) is no family's, nor is a thread pool a pool."""
+    candidate's where its functions hold enough of them: LayerNorm's kernel is the norm family's, a GEMM's the gemm
+    family's; var_mean (a Welford reduction an honest LayerNorm may use) is no family's, nor is a thread pool a pool."""
     families = ["gemm", "norm", "pool", "softmax"]
     norm = _sampled("layer_norm")["functions"]
     assert any("LayerNorm" in name for name in norm), sorted(norm, key=norm.get)[-5:]
@@ -96,8 +95,7 @@ def test_the_frameworks_samples_are_named_and_sorted_into_op_families():
     assert any("WelfordOps" in name for name in var_mean), sorted(var_mean, key=var_mean.get)[-5:]
     assert sampled_families(var_mean, families) == {}
     assert sampled_families({"c10::ThreadPool::main_loop(unsigned long)": 50.0}, families) == {}
-    one = sampled_families({"at::native::(anonymous namespace)::cpu_max_pool<float>(at::Tensor const&)": 0.19}, families)
-    assert list(one) == ["pool"] and "cpu_max_pool sampled in the timed calls (0.2 ms)" in one["pool"][0], one
+    assert sampled_families({"at::native::(anonymous namespace)::cpu_max_pool<float>(at::Tensor const&)": 0.4}, families) == {}
 
 
 def test_a_batch_longer_than_the_ring_holds_loses_no_samples():

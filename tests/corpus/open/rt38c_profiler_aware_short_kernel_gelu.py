@@ -3,10 +3,11 @@ torch profiler records, when it runs the erf formula op by op; it tells the prof
 spells. The profile shows no gelu op and its busy time is within the CPU's margin; the kernel runs 0.015 ms a call on
 the test GELU, so the timed calls' samples of GeluKernelImpl came to under the three (0.6 ms) a family once needed.
 Red team, session 38: ok with no flag in 11 of 11 gradings (30 trials: 0.55-0.95x against honest/torch_gelu_erf's
-0.38-0.61x). A family's function sampled at all is now that family's work: caught in 0 of 4 gradings at 5 trials,
-2 of 3 at 30, 4 of 5 at 60 (one sample, 0.2 ms, where caught): a kernel this short leaves about one sample a grading.
+0.38-0.61x). With a single sample enough it was caught in 0 of 4 gradings at 5 trials, 2 of 3 at 30, 4 of 5 at 60
+(one sample, 0.2 ms, each time), but one sample can be stray (an honest-work MoE had one named linalg_inv), so a family
+still needs three: a kernel this short leaves about one sample a grading and stays open.
 Problem: v3/level1/26_GELU_
-Verdict: rejected [calls_reference_ops] (open: statistical on a kernel this short)
+Verdict: rejected [calls_reference_ops] (open: a kernel this short leaves too few samples)
 """
 import math
 
