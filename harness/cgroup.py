@@ -19,17 +19,26 @@ class Cgroup:
     def __init__(self, path: str):
         self.path = path
 
-    @classmethod
-    def create(cls, name: str) -> "Cgroup | None":
-        try:  # under the harness's own cgroup: the sandbox stays within whatever limits the harness runs under
+    @staticmethod
+    def _paths(name: str) -> list[str]:
+        """Where a sandbox cgroup of this name goes, in each cgroup v2 hierarchy here: under the harness's own cgroup,
+        so that the sandbox stays within whatever limits the harness runs under."""
+        try:
             with open("/proc/self/cgroup") as f:
                 own = next((line.strip()[3:] for line in f if line.startswith("0::")), "/")
         except OSError:
             own = "/"
-        for root in CGROUP_V2_ROOTS:
-            if not os.path.exists(f"{root}/cgroup.controllers"):
-                continue
-            path = f"{root.rstrip('/')}{own.rstrip('/')}/kb-sandbox-{name}"
+        return [f"{root.rstrip('/')}{own.rstrip('/')}/kb-sandbox-{name}" for root in CGROUP_V2_ROOTS
+                if os.path.exists(f"{root}/cgroup.controllers")]
+
+    @classmethod
+    def existing(cls, name: str) -> "Cgroup | None":
+        """The sandbox cgroup of this name, made earlier (by a judge now gone), or None."""
+        return next((cls(path) for path in cls._paths(name) if os.path.isdir(path)), None)
+
+    @classmethod
+    def create(cls, name: str) -> "Cgroup | None":
+        for path in cls._paths(name):
             try:
                 os.mkdir(path, 0o755)
             except OSError:

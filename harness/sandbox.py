@@ -17,6 +17,7 @@ own: the judge's pauses freeze it (every process at once, fresh forks included) 
 from __future__ import annotations
 
 import fcntl
+import glob
 import os
 import select
 import signal
@@ -161,7 +162,7 @@ class Sandbox:
         self.uid = self.lease.uid if self.lease else None
         # base (the harness's, traversable only) holds the work dir (the sandbox's own) and the log (the harness's):
         # nothing the harness writes as root lies in a folder the sandbox can change
-        self.base = Path(tempfile.mkdtemp(prefix="kb-sandbox-"))
+        self.base = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{os.getpid()}-"))  # the judge's pid: remove_orphans
         os.chmod(self.base, 0o711)
         self.work = self.base / "work"
         self.work.mkdir(mode=0o700)
@@ -396,6 +397,20 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def remove_orphans(judge_pid: int) -> int:
+    """Remove what the sandboxes of a judge process that is gone (killed at its timeout, or crashed) left: their cgroups,
+    whatever still runs in them killed first, and their folders, found by the judge's pid in their names. Returns how
+    many there were."""
+    bases = glob.glob(os.path.join(tempfile.gettempdir(), f"kb-sandbox-{judge_pid}-*"))
+    for base in bases:
+        cgroup = Cgroup.existing(os.path.basename(base))
+        if cgroup is not None:
+            cgroup.kill()
+            cgroup.remove()
+        remove_tree(base)
+    return len(bases)
 
 
 def schedstat_ms(path: str) -> float:

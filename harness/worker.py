@@ -25,6 +25,7 @@ from collections import deque
 from contextlib import closing, contextmanager
 from multiprocessing import forkserver
 
+from kb_data.harness.sandbox import remove_orphans
 from kb_data.io import lock_dir, open_lock_file, tail_text  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
 # forward-mode AD scripts its decompositions on first use, which takes seconds: done once here, not in every judge
@@ -172,7 +173,8 @@ class Resident:
         results.close()
 
     def close(self) -> None:
-        """End the child (it exits when its job pipe closes; one that does not is killed)."""
+        """End the child (it exits when its job pipe closes; one that does not is killed), and remove what sandboxes
+        of its it left (killed at a timeout, it closed none)."""
         if self._proc is None:
             return
         self._jobs.close()
@@ -181,6 +183,8 @@ class Resident:
         if self._proc.is_alive():
             self._proc.kill()
             self._proc.join(5)
+        if not self._proc.is_alive():
+            remove_orphans(self._proc.pid)
         try:
             os.unlink(self._log)
         except OSError:
