@@ -335,15 +335,15 @@ class Sandbox:
         return total
 
     def _watch_memory(self) -> None:
-        pids, n = [], 0
+        pids, n, held = [], 0, 0
         while not self._stop.wait(WATCH_INTERVAL_S):
             with self.watch_lock:
                 if not self.alive():
                     return
-                if n % RESCAN_EVERY == 0:  # a full /proc scan finds new processes; in between only the known are read
-                    pids = self.pids()
+                if n % RESCAN_EVERY == 0:  # a full /proc scan finds new processes and what they hold in files; in
+                    pids = self.pids()     # between only the known processes' pages are read
+                    held = self.held_bytes(pids)
                 n += 1
-                held = self.held_bytes(pids)
                 rss = self.memory_bytes(pids) + held
                 if rss > self.limits.memory_bytes:  # the upper bound is over: is the memory really the sandbox's?
                     rss = self.memory_bytes(pids, proportional=True) + held
