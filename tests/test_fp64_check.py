@@ -87,7 +87,8 @@ def test_a_batch_too_large_for_the_float64_comparison_is_compared_on_rows_of_it_
     for name, code in (("honest", (CORPUS / "honest" / "torch_gelu_erf.py").read_text()), ("fp16", fp16)):
         records[name] = _judge(p, code, trials=16, max_batch=4)
     honest, fp16_rec = records["honest"], records["fp16"]
-    assert honest["status"] == "ok" and not honest["flags"], (honest["flags"], honest["error"])
+    assert honest["status"] == "ok" and not honest["flags"], (  # each flag's detail: a load flake is told by it
+        honest["flags"], honest["error"], {k: str(honest["flag_details"].get(k))[:600] for k in honest["flags"] + ["timing_bound"]})
     assert honest["flag_details"]["fp64_rows"] == 4 and len(honest["flag_details"]["fp64_rel_err"]) >= 2
     assert "precision_downgrade" in fp16_rec["flags"], (fp16_rec["status"], fp16_rec["flag_details"])
 
