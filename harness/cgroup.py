@@ -1,4 +1,5 @@
-"""The sandbox's cgroup v2: how the judge freezes, lists and kills every process of a submission at once."""
+"""The sandbox's cgroups: the v2 one through which the judge freezes, lists and kills every process of a submission at
+once, and the memory cap that holds all its memory to a figure."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,20 @@ import time
 CGROUP_V2_ROOTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")  # unified: a hybrid host's cgroup v2
 FREEZE_WAIT_S = 1.0
 SETTLE_S, SETTLE_READS = 0.0002, 10  # a frozen cgroup's CPU account read until two reads this far apart agree
+MEMORY_V1_ROOT = "/sys/fs/cgroup/memory"  # where a cgroup v1 memory hierarchy is mounted
+
+
+def _own_path(controller: str) -> str:
+    """This process's cgroup path in the hierarchy of `controller` ("" names the cgroup v2 one)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, names, path = line.rstrip("\n").split(":", 2)
+                if controller in names.split(","):
+                    return path
+    except (OSError, ValueError):
+        pass
+    return "/"
 
 
 class Cgroup:
@@ -23,11 +38,7 @@ class Cgroup:
     def _paths(name: str) -> list[str]:
         """Where a sandbox cgroup of this name goes, in each cgroup v2 hierarchy here: under the harness's own cgroup,
         so that the sandbox stays within whatever limits the harness runs under."""
-        try:
-            with open("/proc/self/cgroup") as f:
-                own = next((line.strip()[3:] for line in f if line.startswith("0::")), "/")
-        except OSError:
-            own = "/"
+        own = _own_path("")
         return [f"{root.rstrip('/')}{own.rstrip('/')}/kb-sandbox-{name}" for root in CGROUP_V2_ROOTS
                 if os.path.exists(f"{root}/cgroup.controllers")]
 
@@ -117,3 +128,85 @@ class Cgroup:
                 return
             except OSError:
                 time.sleep(0.01)
+
+
+class MemoryCap:
+    """The kernel's own account of a sandbox's memory, capped: every page its processes bring in is charged to its
+    memory cgroup, shared memory too (memfds, SysV segments, tmpfs files), whoever holds it afterwards and whether or
+    not any process maps it, so memory that no /proc walk can see (a memfd in flight on a socket) counts. Past the cap
+    the kernel takes back page cache first and then kills inside the cgroup; `oom_kills` tells. The sandbox's cgroup
+    v2 where its memory controller is on there; else a cgroup of its own in a cgroup v1 memory hierarchy (`join`);
+    `create` gives None where neither is writable."""
+
+    def __init__(self, path: str, version: int):
+        self.path, self.version = path, version
+
+    @classmethod
+    def create(cls, name: str, cap_bytes: int, v2: Cgroup | None) -> "MemoryCap | None":
+        if v2 is not None and os.path.exists(f"{v2.path}/memory.max"):
+            cap = cls(v2.path, 2)
+            settings = [("memory.max", str(cap_bytes)), ("memory.swap.max", "0"), ("memory.oom.group", "1")]
+        else:
+            own = _own_path("memory")
+            if not os.path.exists(f"{MEMORY_V1_ROOT}{own.rstrip('/')}/memory.limit_in_bytes"):
+                return None
+            path = f"{MEMORY_V1_ROOT}{own.rstrip('/')}/kb-sandbox-{name}"
+            try:
+                os.mkdir(path, 0o755)
+            except OSError:
+                return None
+            cap = cls(path, 1)
+            # memsw (memory and swap together) is written second: the kernel keeps it at least the memory limit
+            settings = [("memory.limit_in_bytes", str(cap_bytes)), ("memory.memsw.limit_in_bytes", str(cap_bytes))]
+        try:
+            for file, value in settings:
+                if file == settings[0][0] or os.path.exists(f"{cap.path}/{file}"):
+                    with open(f"{cap.path}/{file}", "w") as f:
+                        f.write(value)
+        except OSError:
+            cap.remove()
+            return None
+        return cap
+
+    @classmethod
+    def existing(cls, name: str) -> "MemoryCap | None":
+        """The cgroup v1 cap of this name made earlier (by a judge now gone), or None (a v2 cap is the sandbox's cgroup)."""
+        path = f"{MEMORY_V1_ROOT}{_own_path('memory').rstrip('/')}/kb-sandbox-{name}"
+        return cls(path, 1) if os.path.isdir(path) else None
+
+    def join(self, pid: int) -> None:
+        if self.version == 1:
+            with open(f"{self.path}/cgroup.procs", "w") as f:
+                f.write(str(pid))
+
+    def _counter(self, file: str, key: str) -> int:
+        try:
+            with open(f"{self.path}/{file}") as f:
+                return next((int(line.split()[1]) for line in f if line.startswith(key + " ")), 0)
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def oom_kills(self) -> int:
+        """Processes the kernel killed in it for reaching the cap."""
+        return self._counter("memory.events" if self.version == 2 else "memory.oom_control", "oom_kill")
+
+    def peak_bytes(self) -> int | None:
+        """The most it held at once (None where the kernel keeps no peak)."""
+        try:
+            with open(f"{self.path}/{'memory.peak' if self.version == 2 else 'memory.max_usage_in_bytes'}") as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def kill(self) -> None:
+        """Kill every process in it (a v1 cap's cgroup has no `cgroup.kill`)."""
+        for pid in Cgroup(self.path).procs():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def remove(self) -> None:
+        """A v1 cap's cgroup, once its processes have gone (a v2 cap goes with the sandbox's cgroup)."""
+        if self.version == 1:
+            Cgroup(self.path).remove()

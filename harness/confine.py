@@ -11,6 +11,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0
 PTYS = 16  # pseudo-terminals the strong sandbox may open (its own devpts instance; the host has 4096 in all)
 NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+IPC_RMID = 0
 
 
 def libc():
@@ -25,6 +26,25 @@ def unshare(flags: int) -> None:
     if libc().unshare(flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"unshare: {os.strerror(err)}")
+
+
+def remove_sysv_ipc(uid: int) -> int:
+    """Remove the System V IPC objects this uid created or owns (shared memory segments, message queues, semaphore
+    sets): they outlive every process unless an IPC namespace of the sandbox's own goes with them. Returns how many."""
+    removed = 0
+    for kind, ctl in (("shm", lambda i: libc().shmctl(i, IPC_RMID, None)), ("msg", lambda i: libc().msgctl(i, IPC_RMID, None)),
+                      ("sem", lambda i: libc().semctl(i, 0, IPC_RMID))):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *rows = f.read().splitlines()
+        except (OSError, ValueError):
+            continue
+        names = header.split()
+        for row in rows:
+            obj = dict(zip(names, row.split()))
+            if uid in (int(obj["uid"]), int(obj["cuid"])):
+                removed += ctl(int(obj[names[1]])) == 0  # the second column is the object's id
+    return removed
 
 
 def die_with_parent(parent_gone) -> None:

@@ -12,7 +12,7 @@ import time
 import torch
 
 from kb_data.harness.sampler import _mappings
-from kb_data.harness.sandbox import schedstat_ms
+from kb_data.harness.procfs import schedstat_ms
 
 
 def foreign_pages(pid: int, lo: int, hi: int) -> str | None:

@@ -10,7 +10,8 @@ Levels (recorded in every run record's `sandbox` column):
   stay writable to it.
 - none: only a separate process with a scrubbed environment (asked for explicitly, and said loudly).
 On every level: the environment is scrubbed (no tokens), host memory is watched and an overrun ends the
-run with status `memory_exceeded` and the figure, and the whole process tree is killed when grading ends.
+run with status `memory_exceeded` and the figure, and the whole process tree is killed when grading ends. Where a
+memory cgroup is writable, the kernel also caps everything the sandbox holds (shared memory no process maps included).
 Where the harness can make a cgroup v2 (root, cgroupfs mounted), strong and process sandboxes live in one of their
 own: the judge's pauses freeze it (every process at once, fresh forks included) and its end kills it at once.
 """
@@ -31,7 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from kb_data.harness import confine
-from kb_data.harness.cgroup import Cgroup
+from kb_data.harness.cgroup import Cgroup, MemoryCap
+from kb_data.harness.procfs import parent_and_inner_pid, schedstat_ms, status_field
 from kb_data.io import open_lock_file, remove_tree, tail_text
 
 LEVELS = ("strong", "process", "none")
@@ -43,6 +45,7 @@ ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA
 HIDDEN_ROOTS = ("/root", "/home")
 WATCH_INTERVAL_S = 0.1   # host memory is read this often ...
 RESCAN_EVERY = 10        # ... and the process list refreshed every this many reads
+MEMORY_CAP_SLACK = 1 << 30  # the kernel's cap over the watcher's limit: its account holds page cache and kernel memory too
 
 
 class SandboxUnavailable(RuntimeError):
@@ -121,12 +124,6 @@ class _UidLease:
         self._f.close()
 
 
-def _status_field(status: str, name: str) -> str:
-    """One field of /proc/PID/status ("PPid", "Uid"), without parsing the other fifty (scanned in timed loops)."""
-    at = status.index(f"\n{name}:\t") + len(name) + 3
-    return status[at:status.index("\n", at)]
-
-
 def _scrubbed_env(work: str, device: str) -> dict:
     env = {k: os.environ[k] for k in ENV_KEEP if k in os.environ}
     bin_dirs = [str(Path(sys.executable).parent), "/usr/local/cuda/bin", "/usr/local/bin", "/usr/bin", "/bin"]
@@ -169,12 +166,14 @@ class Sandbox:
         if self.uid is not None:
             os.chown(self.work, self.uid, self.uid)
         self.cgroup = Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
+        self.memory_cap = (MemoryCap.create(self.base.name, limits.memory_bytes + MEMORY_CAP_SLACK, self.cgroup)
+                           if (self.root_run and level != "none") else None)
         self.pid: int | None = None
         self.exit_code: int | None = None
         self._spawner: Spawner | None = None
         self.sock: socket.socket | None = None
         self.peak_rss = 0
-        self.memory_exceeded: str | None = None
+        self._memory_exceeded: str | None = None
         self.judge_files = lambda: set()  # (st_dev, st_ino) of the judge's own memfds it holds (the slots): not its
         self._stop = threading.Event()
         self._watch: threading.Thread | None = None
@@ -196,6 +195,7 @@ class Sandbox:
         keeps no other file descriptor of the caller's and dies with its parent."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
+                 "memory_cap": self.memory_cap.path if self.memory_cap and self.memory_cap.version == 1 else None,
                  "inner_work": self.inner_work,
                  "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
                  "env": {**_scrubbed_env(self.inner_work, self.device),
@@ -251,11 +251,11 @@ class Sandbox:
             try:
                 with open(f"/proc/{d}/status") as f:
                     st = f.read()
-                pid, ppid, uid = int(d), int(_status_field(st, "PPid")), int(_status_field(st, "Uid").split()[1])
+                pid, ppid, uid = int(d), int(status_field(st, "PPid")), int(status_field(st, "Uid").split()[1])
             except (OSError, ValueError, IndexError):
                 continue
             parents[pid] = ppid
-            if _status_field(st, "State").startswith("Z"):  # killed, waiting for a parent to reap it: nothing to kill
+            if status_field(st, "State").startswith("Z"):  # killed, waiting for a parent to reap it: nothing to kill
                 dead.add(pid)
             elif self.uid is not None and uid == self.uid:
                 out.append(pid)
@@ -324,7 +324,7 @@ class Sandbox:
         no cgroup or /proc cannot tell."""
         if self.cgroup is None or self.pid is None:
             return None
-        ours = [self.pid] + [pid for pid in self.cgroup.procs() if _parent_and_inner_pid(pid) == (self.pid, 1)]
+        ours = [self.pid] + [pid for pid in self.cgroup.procs() if parent_and_inner_pid(pid) == (self.pid, 1)]
         total = 0.0
         for pid in ours:
             try:
@@ -349,11 +349,23 @@ class Sandbox:
                     rss = self.memory_bytes(pids, proportional=True) + held
                 self.peak_rss = max(self.peak_rss, rss)
                 if rss > self.limits.memory_bytes:
-                    self.memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
+                    self._memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
                                             f"{self.limits.memory_bytes / 2**30:.2f} GiB"
                                             + (f" ({held / 2**30:.2f} GiB of it in memfds and /dev/shm)" if held else ""))
                     self.kill()
                     return
+
+    @property
+    def memory_exceeded(self) -> str | None:
+        """Why its memory was over the limit: the watcher's figure, or the kernel's kills at the cap (memory that no
+        process of it maps, which the watcher cannot see), or None."""
+        if self._memory_exceeded is None and self.memory_cap is not None and self.memory_cap.oom_kills():
+            peak = self.memory_cap.peak_bytes()
+            self._memory_exceeded = (f"the kernel killed {self.memory_cap.oom_kills()} of its processes at the sandbox's "
+                                     f"memory cap of {(self.limits.memory_bytes + MEMORY_CAP_SLACK) / 2**30:.2f} GiB (its "
+                                     f"limit and {MEMORY_CAP_SLACK / 2**30:g} GiB for page cache)"
+                                     + (f", {peak / 2**30:.2f} GiB at its peak" if peak else ""))
+        return self._memory_exceeded
 
     # -- ending -----------------------------------------------------------
     def kill(self) -> None:
@@ -386,9 +398,13 @@ class Sandbox:
             if self.sock is not None:
                 self.sock.close()
             remove_tree(self.base)
-        finally:  # its cgroup and uid go back whatever the rest did
+            if self.uid is not None and self.level != "strong":  # a strong sandbox's went with its IPC namespace
+                confine.remove_sysv_ipc(self.uid)
+        finally:  # its cgroups and uid go back whatever the rest did
             if self.cgroup is not None:
                 self.cgroup.remove()
+            if self.memory_cap is not None:
+                self.memory_cap.remove()
             if self.lease:
                 self.lease.release()
 
@@ -409,34 +425,12 @@ def remove_orphans(judge_pid: int) -> int:
         if cgroup is not None:
             cgroup.kill()
             cgroup.remove()
+        cap = MemoryCap.existing(os.path.basename(base))
+        if cap is not None:
+            cap.kill()
+            cap.remove()
         remove_tree(base)
     return len(bases)
-
-
-def schedstat_ms(path: str) -> float:
-    """A thread's CPU time so far, in ms, from its /proc/PID/task/TID/schedstat (ns). OSError, ValueError or
-    IndexError when it cannot be read."""
-    with open(path) as f:
-        return int(f.read().split()[0]) / 1e6
-
-
-def inner_id(status_path: str) -> int | None:
-    """The id of a process or thread (its /proc status file) in its innermost PID namespace; None if it is gone."""
-    try:
-        with open(status_path) as f:
-            return int(_status_field(f.read(), "NSpid").split()[-1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _parent_and_inner_pid(pid: int) -> tuple[int, int] | None:
-    """(parent pid, pid in its innermost PID namespace) of a process, from its status; None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            st = f.read()
-        return int(_status_field(st, "PPid")), int(_status_field(st, "NSpid").split()[-1])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:
@@ -556,6 +550,8 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
     if setup.get("cgroup"):  # first: whatever it starts from here on is in it
         Cgroup(setup["cgroup"]).join(os.getpid())
+    if setup.get("memory_cap"):
+        MemoryCap(setup["memory_cap"], 1).join(os.getpid())
     os.setsid()
     parent_gone = lambda: os.getppid() != setup["parent"]
     confine.die_with_parent(parent_gone)

@@ -22,7 +22,8 @@ from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
 from kb_data.harness.flush_watch import FlushWatch, foreign_pages
 from kb_data.harness.sampler import Sampler
-from kb_data.harness.sandbox import Limits, Sandbox, Spawner, inner_id, schedstat_ms
+from kb_data.harness.procfs import inner_id, schedstat_ms
+from kb_data.harness.sandbox import Limits, Sandbox, Spawner
 from kb_data.io import lock_dir
 
 

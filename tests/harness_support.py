@@ -34,6 +34,22 @@ def sandbox_gets_a_cgroup() -> bool:
     return cgroup is not None
 
 
+def sandbox_gets_a_memory_cap() -> bool:
+    """Whether a sandbox made here gets a memory cgroup of its own (the harness as root, a writable memory controller)."""
+    from kb_data.harness.cgroup import Cgroup, MemoryCap
+
+    if sandbox.resolve_level("auto") == "none":
+        return False
+    name = f"probe-{os.getpid()}"
+    cgroup = Cgroup.create(name)
+    cap = MemoryCap.create(name, 1 << 30, cgroup)
+    if cap is not None:
+        cap.remove()
+    if cgroup is not None:
+        cgroup.remove()
+    return cap is not None
+
+
 def _grade(code: str, problem: str = GELU, **kw):
     opt = Options(device="cpu", trials=3, warmup=1, timeout_s=kw.pop("timeout_s", 120), **kw)
     return grade(ProblemSet(SMALL_PROBLEMS).load(problem), code, options=opt)[0]

@@ -13,7 +13,7 @@ from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.worker import cuda_devices
 from kb_data.harness.grade import Options, grade
 from tests.corpus import SMALL_PROBLEMS, entries
-from tests.harness_support import sandbox_gets_a_cgroup
+from tests.harness_support import sandbox_gets_a_cgroup, sandbox_gets_a_memory_cap
 
 ENTRIES = entries()
 # what a reference slowed by the corpus's 20 ms sleeps would have given is over 20x; honest CPU noise stays under 3x
@@ -33,9 +33,12 @@ def _grade(entry, problems_root, device, trials, baselines=None):
 
 def _needs_isolation(entry):
     """A hostile entry that really writes, connects or hoards is only run where it gets its own uid (root):
-    as the caller's uid, a broken sandbox would let it damage this checkout."""
+    as the caller's uid, a broken sandbox would let it damage this checkout. One that hoards memory no process maps
+    is only run where the kernel caps the sandbox's memory: without the cap it would take the host's."""
     if "needs_isolation" in entry.options and os.geteuid() != 0:
         pytest.skip("this attack is only run where the sandbox gets a uid of its own (as root)")
+    if "needs_memory_cap" in entry.options and not sandbox_gets_a_memory_cap():
+        pytest.skip("held in memory no process maps: only the sandbox's memory cgroup sees it, and none is writable here")
 
 
 def _assert_verdict(entry, rec):

@@ -23,6 +23,8 @@ Each file's docstring says what it does and the verdict it must get:
                                            CPU account beside them: skipped where the machine has neither
              memory_limit_3gb              graded with 3 GiB of host memory for its processes (a hoard then
                                            crosses the limit in half the time the default's 6 GiB and more take)
+             needs_memory_cap              held in memory no process maps, caught by the kernel's account of the
+                                           sandbox's memory cgroup: skipped where no memory cgroup is writable
              trials_N                      graded at N trials on the CPU (default 5): at 60, four counted batches
                                            of 16 calls, where a check that watches a batch as it runs gets its chances
 """

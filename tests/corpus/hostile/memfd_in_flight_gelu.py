@@ -1,11 +1,10 @@
 """Holds host memory in memfds it sends over a socketpair to itself and never receives: the files live on in the
-socket's queue (SCM_RIGHTS in flight), in no process's descriptor table, so the watcher's memfd walk cannot see them.
-Session 38's closing review: 6 GiB held under a 3 GiB limit, ok at 0.45x (host MemAvailable 23.2 GB before, freed
-with the sandbox). A fix needs the kernel's own account: the sandbox cgroup's memory (v2 `memory.current`/`memory.max`
-where the memory controller is delegated; this host keeps it on cgroup v1), which charges shmem to whoever wrote it.
+socket's queue (SCM_RIGHTS in flight), in no process's descriptor table, so the watcher's memfd walk cannot see them
+(session 38's closing review: 6 GiB held under a 3 GiB limit, ok at 0.45x). The sandbox's memory cgroup charges
+shmem to whoever wrote it: the kernel kills at the cap (the limit and 1 GiB), `memory_exceeded`.
 Problem: v3/level1/26_GELU_
-Verdict: memory_exceeded (open)
-Options: needs_isolation, allow_framework, memory_limit_3gb
+Verdict: memory_exceeded
+Options: needs_isolation, allow_framework, memory_limit_3gb, needs_memory_cap
 """
 import os
 import socket
