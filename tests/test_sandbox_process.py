@@ -297,6 +297,32 @@ def test_what_a_killed_judges_sandboxes_left_is_removed():
     assert sandbox.Cgroup.existing(name) is None and sandbox.MemoryCap.existing(name) is None
 
 
+def _sandbox_then_die(job: dict) -> dict:
+    """A judge that makes a sandbox with a process in it, says its name, and is killed before it closes anything."""
+    import signal
+
+    from kb_data.io import lock_dir
+
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    sb.start(_sleep_forever)
+    Path(job["report"]).write_text(sb.base.name)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return {}
+
+
+def test_a_worker_whose_judge_died_removes_its_sandboxes(tmp_path):
+    """The wiring of the test above: the worker that ran a judge removes what it left once the judge is gone."""
+    import tempfile
+
+    from kb_data.harness.worker import run_isolated
+
+    result = run_isolated(_sandbox_then_die, {"report": str(tmp_path / "name")}, timeout_s=120)
+    name = (tmp_path / "name").read_text()
+    assert result["status"] == "crashed" and "SIGKILL" in result["error"], result
+    assert not os.path.exists(os.path.join(tempfile.gettempdir(), name))
+    assert sandbox.Cgroup.existing(name) is None and sandbox.MemoryCap.existing(name) is None
+
+
 def _sysv_segment_then_report(sock) -> None:
     import ctypes
 
