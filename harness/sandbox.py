@@ -42,7 +42,7 @@ UID_SLOTS = 4096
 ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
             "NVIDIA_DRIVER_CAPABILITIES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
             "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TORCHINDUCTOR_COMPILE_THREADS", "CUDA_LAUNCH_BLOCKING")  # the last: the operator's debugging switch
-HIDDEN_ROOTS = ("/root", "/home")
+HIDDEN_ROOTS = ("/root", "/home", "/sys/fs/cgroup")  # the last: other sandboxes' freeze states and CPU accounts
 WATCH_INTERVAL_S = 0.1   # host memory is read this often ...
 RESCAN_EVERY = 10        # ... and the process list refreshed every this many reads
 MEMORY_CAP_SLACK = 1 << 30  # the kernel's cap over the watcher's limit: its account holds page cache and kernel memory too

@@ -303,18 +303,31 @@ def test_every_flag_has_a_registered_check_that_exists_and_a_row_in_the_readme()
 def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_machine():
     """Each machine's table names a number for each denied call it has (a typo would leave one allowed), the program
     tests each of them, and a machine without a table gets no sandbox rather than one without the filter
-    (hostile/denied_syscalls and timer_fanout_refused_on_a_cpu_gelu check the refusals themselves inside a real
-    sandbox); the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
+    (hostile/denied_syscalls, socket_families_refused_gelu and timer_fanout_refused_on_a_cpu_gelu check the refusals
+    themselves inside a real sandbox); a socket's family is compared only where the call is socket or socketpair; the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
     from kb_data.harness import confine
+
+    def compared(program, offset):
+        """The constants the program compares with the word it loaded from this offset (0: the call's number, 16:
+        its first argument)."""
+        loaded, out = None, set()
+        for code, _, _, k in program:
+            if code == 0x20:  # BPF_LD|W|ABS
+                loaded = k
+            elif code == 0x15 and loaded == offset:  # BPF_JMP|JEQ|K
+                out.add(k)
+        return out
 
     every = confine.DENIED_SYSCALLS + confine.FANOUT_SYSCALLS
     for machine, (_, numbers) in confine.SYSCALLS.items():
         assert set(numbers) <= set(every), machine
         assert len(set(numbers.values())) == len(numbers), machine
-        tested = {k for code, _, _, k in confine.seccomp_program(machine, every) if code == 0x15}  # BPF_JMP|JEQ|K
+        tested = compared(confine.seccomp_program(machine, every), 0)
         assert set(numbers.values()) <= tested, machine
-        plain = {k for code, _, _, k in confine.seccomp_program(machine) if code == 0x15}
+        plain = compared(confine.seccomp_program(machine), 0)
         assert not plain & {numbers[n] for n in confine.FANOUT_SYSCALLS if n in numbers}, machine  # only if asked
+        assert set(confine.SOCKET_CALLS[machine]) <= plain and not set(confine.SOCKET_CALLS[machine]) & set(numbers.values())
+        assert compared(confine.seccomp_program(machine), 16) == set(confine.SOCKET_FAMILIES), machine
     assert set(confine.SYSCALLS["x86_64"][1]) == set(every)
     with pytest.raises(OSError, match="no system call table for riscv64"):
         confine.seccomp_program("riscv64")

@@ -323,6 +323,30 @@ def test_a_worker_whose_judge_died_removes_its_sandboxes(tmp_path):
     assert sandbox.Cgroup.existing(name) is None and sandbox.MemoryCap.existing(name) is None
 
 
+def _report_cgroupfs(sock) -> None:
+    from kb_data.harness import channel
+
+    channel.send(sock, {"cgroupfs": sorted(os.listdir("/sys/fs/cgroup")) if os.path.isdir("/sys/fs/cgroup") else []})
+    _sleep_forever(sock)
+
+
+def test_a_strong_sandbox_sees_no_cgroups():
+    """Every sandbox's cgroup is in the host's cgroupfs: its freeze state tells when its judge times the reference,
+    and a colluding submission graded beside it could load the CPU just then (red team, session 39). The strong
+    sandbox mounts an empty folder over it."""
+    from kb_data.harness import channel
+    from kb_data.io import lock_dir
+
+    if sandbox.strong_available() is not None:
+        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
+    sb = sandbox.Sandbox("strong", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    try:
+        sb.start(_report_cgroupfs)
+        assert channel.recv(sb.sock, timeout_s=60) == {"cgroupfs": []}
+    finally:
+        sb.close()
+
+
 def _sysv_segment_then_report(sock) -> None:
     import ctypes
 
