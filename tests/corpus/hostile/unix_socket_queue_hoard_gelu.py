@@ -11,7 +11,6 @@ Problem: v3/level1/26_GELU_
 Verdict: memory_exceeded
 Options: needs_isolation, allow_framework, memory_limit_3gb, needs_memory_cap
 """
-import os
 import socket
 import sys
 
