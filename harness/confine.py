@@ -68,6 +68,7 @@ def release_inherited_fds(keep: int) -> None:
 
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
 _MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
 
 
@@ -78,6 +79,20 @@ def mount(src, target, fstype, flags, data=None) -> None:
     if libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {src} on {target}: {os.strerror(err)}")
+
+
+def mount_tmpfs(path: str, size: int, files: int) -> bool:
+    """A tmpfs of `size` bytes and `files` files at most, mounted on `path`; False where this process may not mount."""
+    try:
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},nr_inodes={files},mode=700")
+        return True
+    except OSError:
+        return False
+
+
+def unmount(target: str) -> bool:
+    """Detach the mount at `target` (lazily: files still open in it stay readable until closed); False if it failed."""
+    return libc().umount2(str(target).encode(), MNT_DETACH) == 0
 
 
 def enter(setup: dict) -> None:

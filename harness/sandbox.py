@@ -45,6 +45,7 @@ ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA
 HIDDEN_ROOTS = ("/root", "/home", "/sys/fs/cgroup")  # the last: other sandboxes' freeze states and CPU accounts
 WATCH_INTERVAL_S = 0.1   # host memory is read this often ...
 RESCAN_EVERY = 10        # ... and the process list refreshed every this many reads
+WORK_FILES = 1 << 20  # files a tmpfs work dir may hold (their inodes are charged to the memory cap)
 MEMORY_CAP_SLACK = 1 << 30  # the kernel's cap over the watcher's limit: its account holds page cache and kernel memory too
 
 
@@ -163,11 +164,15 @@ class Sandbox:
         os.chmod(self.base, 0o711)
         self.work = self.base / "work"
         self.work.mkdir(mode=0o700)
-        if self.uid is not None:
-            os.chown(self.work, self.uid, self.uid)
         self.cgroup = Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
         self.memory_cap = (MemoryCap.create(self.base.name, limits.memory_bytes + MEMORY_CAP_SLACK, self.cgroup)
                            if (self.root_run and level != "none") else None)
+        # with a memory cap, the work dir is a tmpfs of the cap's size: what it writes there is memory the cap charges
+        # and the watcher reads, not the host's disk (red team, session 38: 4 GiB and 100000 files written)
+        self.work_tmpfs = self.memory_cap is not None and confine.mount_tmpfs(
+            str(self.work), limits.memory_bytes + MEMORY_CAP_SLACK, WORK_FILES)
+        if self.uid is not None:
+            os.chown(self.work, self.uid, self.uid)
         self.pid: int | None = None
         self.exit_code: int | None = None
         self._spawner: Spawner | None = None
@@ -288,7 +293,8 @@ class Sandbox:
 
     def held_bytes(self, pids: list[int]) -> int:
         """Host memory it holds in files rather than in its processes' pages: the memfds these processes hold open
-        (the judge's slots aside) and, at the strong level, its private /dev/shm. Written and never mapped, these
+        (the judge's slots aside), its work dir where that is a tmpfs, and, at the strong level, its private /dev/shm.
+        Written and never mapped, these
         pages are in no RSS or PSS (red team, session 38: 3 GiB held under a 2 GiB limit); a page of them a process
         maps counts again in its RSS."""
         seen, total = set(self.judge_files()), 0
@@ -308,10 +314,13 @@ class Sandbox:
                 if (st.st_dev, st.st_ino) not in seen:
                     seen.add((st.st_dev, st.st_ino))
                     total += st.st_blocks * 512
+        tmpfs = [str(self.work)] if self.work_tmpfs else []
         if self.level == "strong" and self.pid is not None:
+            tmpfs.append(f"/proc/{self.pid}/root/dev/shm")  # its own tmpfs, seen through its mount namespace
+        for path in tmpfs:
             try:
-                shm = os.statvfs(f"/proc/{self.pid}/root/dev/shm")  # its own tmpfs, seen through its mount namespace
-                total += (shm.f_blocks - shm.f_bfree) * shm.f_frsize
+                fs = os.statvfs(path)
+                total += (fs.f_blocks - fs.f_bfree) * fs.f_frsize
             except OSError:
                 pass
         return total
@@ -351,7 +360,7 @@ class Sandbox:
                 if rss > self.limits.memory_bytes:
                     self._memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
                                             f"{self.limits.memory_bytes / 2**30:.2f} GiB"
-                                            + (f" ({held / 2**30:.2f} GiB of it in memfds and /dev/shm)" if held else ""))
+                                            + (f" ({held / 2**30:.2f} GiB of it in memfds, /dev/shm and its work dir)" if held else ""))
                     self.kill()
                     return
 
@@ -397,6 +406,8 @@ class Sandbox:
             self.kill()
             if self.sock is not None:
                 self.sock.close()
+            if self.work_tmpfs:
+                confine.unmount(str(self.work))
             remove_tree(self.base)
             if self.uid is not None and self.level != "strong":  # a strong sandbox's went with its IPC namespace
                 confine.remove_sysv_ipc(self.uid)
@@ -429,6 +440,8 @@ def remove_orphans(judge_pid: int) -> int:
         if cap is not None:
             cap.kill()
             cap.remove()
+        if os.path.ismount(os.path.join(base, "work")):
+            confine.unmount(os.path.join(base, "work"))
         remove_tree(base)
     return len(bases)
 

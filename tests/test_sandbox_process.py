@@ -323,6 +323,29 @@ def test_a_worker_whose_judge_died_removes_its_sandboxes(tmp_path):
     assert sandbox.Cgroup.existing(name) is None and sandbox.MemoryCap.existing(name) is None
 
 
+def test_with_a_memory_cap_the_work_dir_is_a_tmpfs_the_watcher_reads_and_it_goes_with_the_sandbox():
+    """A work dir on the host's disk let a submission fill it (hostile/work_dir_fills_the_disk_gelu): where the kernel
+    caps the sandbox's memory, its work dir is a tmpfs of the cap's size, counted in what it holds."""
+    from kb_data.io import lock_dir
+
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    try:
+        if sb.memory_cap is None:
+            pytest.skip("no memory cgroup is writable here, so the work dir stays a folder of the host's disk")
+        assert sb.work_tmpfs and os.path.ismount(sb.work)
+        fs = os.statvfs(sb.work)
+        assert fs.f_blocks * fs.f_frsize == (1 << 30) + sandbox.MEMORY_CAP_SLACK
+        before = sb.held_bytes([])
+        (sb.work / "data").write_bytes(b"\x01" * (8 << 20))
+        assert sb.held_bytes([]) - before == 8 << 20
+        work = str(sb.work)
+    finally:
+        sb.close()
+    assert not os.path.exists(work)
+    with open("/proc/self/mountinfo") as f:
+        assert f" {work} " not in f.read()
+
+
 def _report_cgroupfs(sock) -> None:
     from kb_data.harness import channel
 
