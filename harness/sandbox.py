@@ -11,7 +11,8 @@ Levels (recorded in every run record's `sandbox` column):
 - none: only a separate process with a scrubbed environment (asked for explicitly, and said loudly).
 On every level: the environment is scrubbed (no tokens), host memory is watched and an overrun ends the
 run with status `memory_exceeded` and the figure, and the whole process tree is killed when grading ends. Where a
-memory cgroup is writable, the kernel also caps everything the sandbox holds (shared memory no process maps included).
+memory cgroup is writable, the kernel also caps everything the sandbox holds (shared memory no process maps included),
+and its work dir is a tmpfs within that cap.
 Where the harness can make a cgroup v2 (root, cgroupfs mounted), strong and process sandboxes live in one of their
 own: the judge's pauses freeze it (every process at once, fresh forks included) and its end kills it at once.
 """
