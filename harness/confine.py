@@ -120,12 +120,15 @@ def enter(setup: dict) -> None:
 # System calls grading never needs and a submission could turn against it, refused with EPERM by a seccomp filter:
 # memory that fills itself when first read (userfaultfd: an output computed while the harness copies it, after the
 # timer), reaching into other processes (ptrace, process_vm_*), I/O that completes outside the call that started it
-# (io_uring), and the kernel's own machinery (bpf, modules, keys, mounts, namespaces, kexec, swap, reboot, ports).
+# (io_uring), the kernel's own machinery (bpf, modules, keys, mounts, namespaces, kexec, swap, reboot, ports), and
+# performance events (kernel objects no memory cgroup is charged for, copied into every child an `inherit` event's
+# process forks: 3.5M of them held 4.6 GiB under a 3 GiB limit, red team of session 39; the judge's sampler opens its
+# own as root, outside the sandbox).
 DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter",
                    "io_uring_register", "bpf", "init_module", "finit_module", "delete_module", "kexec_load",
                    "kexec_file_load", "add_key", "request_key", "keyctl", "mount", "umount2", "pivot_root", "open_tree",
                    "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns", "unshare",
-                   "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm")
+                   "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm", "perf_event_open")
 # Refused too where the sandbox grades on the CPU, whose judge times its reference with the sandbox frozen: a timer
 # it armed expires then in interrupt context, on the judge's time, and epoll instances or AIO polls on that timer's
 # file each add a wake-up callback to that one interrupt (ten thousand of them stole 3-30x of a reference's time:
@@ -142,13 +145,14 @@ SYSCALLS = {
         "add_key": 248, "request_key": 249, "keyctl": 250, "mount": 165, "umount2": 166, "pivot_root": 155,
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
-        "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, **_GENERIC}),
+        "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
-        "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, **_GENERIC}),
+        "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
+        **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no

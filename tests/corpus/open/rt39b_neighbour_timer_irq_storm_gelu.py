@@ -8,8 +8,16 @@ each CPU), in bursts of random length (1.5-3.5 s on, as long off), so that a nei
 stretch and its reference's batches in a loud one. Its own sandbox is frozen while its own reference is timed, so
 its own check sees nothing; it pauses while its own forward runs. It storms for 40 s at import (a neighbour started
 meanwhile is graded wholly under it) and then on through its own grading.
-Measured (Linux 6.18, 2-core host, 5 trials, an honest GELU graded as the neighbour, started 5 s after this one):
-see the table in this session's report; the neighbour alone is `ok` at 0.69x.
+Measured (Linux 6.18, 2-core host, 5 trials, memory limit 3 GiB; the neighbour is an honest GELU graded by a
+second probe started 5 s after this one; alone it is `ok` at 0.69x): with bursts of 1.5-3.5 s and two threads per
+CPU, the neighbour was `rejected` [reference_tampered] in 2 of 4 gradings ("a CPU served 136 timer interrupts more
+than its calibration's rate in 5.63 ms", "143 ... in 9.34 ms"); in the other two its calibration fell in a burst
+(busiest CPU 32764 and 39967 a second against 1000-1600 quiet) and it passed, ok at 0.68x and 0.62x. With
+0.3-1.5 s bursts and one thread per CPU, 0 of 3 (calibrations at 11489-42918 a second, worst batch 9065 over it).
+This submission itself: `ok`, no flags, 0.19-0.84x in all 7 gradings (its own check reads -364 to -629 a second
+over its calibration: it is frozen while its reference runs). No memory is held. The reverse also holds: a burst
+during a neighbour's calibration raises that neighbour's yardstick to 33-43k a second, so a neighbour's own frozen
+timers under that rate would pass its check (not tried).
 Problem: v3/level1/26_GELU_
 Verdict: ok (the harm is the neighbour's: `rejected` [reference_tampered] for its honest submission)
 Options: needs_isolation, allow_framework, memory_limit_3gb
