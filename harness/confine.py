@@ -114,7 +114,7 @@ def enter(setup: dict) -> None:
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
-        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else FANOUT_SYSCALLS))
+        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS))
 
 
 # System calls grading never needs and a submission could turn against it, refused with EPERM by a seccomp filter:
@@ -130,10 +130,12 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
                    "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns", "unshare",
                    "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm", "perf_event_open")
 # Refused too where the sandbox grades on the CPU, whose judge times its reference with the sandbox frozen: a timer
-# it armed expires then in interrupt context, on the judge's time, and epoll instances or AIO polls on that timer's
-# file each add a wake-up callback to that one interrupt (ten thousand of them stole 3-30x of a reference's time:
-# red team, session 36). Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
-FANOUT_SYSCALLS = ("timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl", "io_setup", "io_submit")
+# it armed expires then in interrupt context, on the judge's time (20000 POSIX timers slowed a reference 3-9x: red team,
+# session 35), and epoll instances or AIO polls on a timerfd each add a wake-up callback to that one interrupt (ten
+# thousand of them stole 3-30x: session 36). With no POSIX timer, interval timer, alarm or timerfd, a frozen sandbox
+# has nothing that fires. Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
+TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl",
+                  "io_setup", "io_submit")
 # the numbers from 424 on are the same on every architecture (Linux 5.1's unified table)
 _GENERIC = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
             "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442}
@@ -145,14 +147,15 @@ SYSCALLS = {
         "add_key": 248, "request_key": 249, "keyctl": 250, "mount": 165, "umount2": 166, "pivot_root": 155,
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
-        "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, **_GENERIC}),
+        "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
+        "setitimer": 38, "alarm": 37, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
-        **_GENERIC}),
+        "timer_create": 107, "setitimer": 103, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no

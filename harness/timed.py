@@ -237,7 +237,10 @@ def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     while it is frozen, waking nothing of it (its CPU account stays still): tens of thousands a second on each CPU
     slowed a CPU reference 3-10x (red team, session 35: timerfds in six processes, every batch). A CPU past
     `interrupt_storm_per_s` over its rate and `interrupt_storm_min` interrupts in one batch: reference_tampered. Per
-    CPU, so that a large host's other CPUs (their timers, their jobs) do not add up to a storm."""
+    CPU, so that a large host's other CPUs (their timers, their jobs) do not add up to a storm. Since session 39 a CPU
+    grading's sandbox can arm no timer (confine.TIMER_SYSCALLS), and the count is host-wide: a neighbour's storm made
+    an honest grading beside it fail here (red team, session 39). A storm is recorded, not flagged; the batch it slowed
+    counts at most `reference_batch_slack` x the quickest in the speedup (capped_reference_batches)."""
     base = ctx.get("interrupts_per_s")
     if base is None or not batches or any(b is None or a is None or len(b) != len(base) or len(a) != len(base)
                                           for b, a, _ in batches):
@@ -248,9 +251,9 @@ def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     res["flag_details"]["reference_interrupts"] = {"calibration_per_s_busiest_cpu": round(max(base)),
                                                    "worst_cpu_batch_over_it_per_s": round(count / seconds)}
     if count / seconds > rules["interrupt_storm_per_s"] and count > rules["interrupt_storm_min"]:
-        flag(res, "reference_tampered", f"a CPU served {count:.0f} timer interrupts more than its calibration's "
-             f"rate in {seconds * 1e3:.3g} ms of the reference's timed calls, with the sandbox frozen: timers it armed "
-             "fire beside the reference")
+        res["flag_details"]["reference_interrupts"]["storm"] = (
+            f"a CPU served {count:.0f} timer interrupts more than its calibration's rate in {seconds * 1e3:.3g} ms of "
+            "the reference's timed calls, with the sandbox frozen and unable to arm a timer: the host's")
 
 
 def capped_reference_batches(ref_batches: list, res: dict, rules, device) -> list:

@@ -332,12 +332,13 @@ def test_one_slowed_reference_batch_counts_at_most_the_slack_over_the_quickest()
     assert on_gpu == [0.05, slack * 0.05 + CHECKS["reference_slowdown_min_ms"]]
 
 
-def test_a_storm_of_interrupts_beside_the_frozen_reference_is_reference_tampering():
-    """Timers the sandbox armed fire while it is frozen, in interrupt context charged to the judge timing its
-    reference, and wake nothing of the sandbox (red team session 35: timerfds in six processes slowed every reference
-    batch 3-10x, ok at 2-6x on GELU). Each CPU's interrupts in each reference batch are held to that CPU's rate in the
-    calibration, before the submission loaded (a large host's other CPUs do not add up to a storm); a host that cannot
-    say is recorded as not read."""
+def test_a_storm_of_interrupts_beside_the_frozen_reference_is_recorded_as_the_hosts():
+    """Timers armed by a sandbox fired while it was frozen, in interrupt context charged to the judge timing its
+    reference (red team session 35: timerfds in six processes slowed every reference batch 3-10x). A CPU grading's
+    sandbox can arm none now (hostile/timer_fanout_refused_on_a_cpu_gelu), and the count is host-wide: a neighbour's
+    storm failed an honest grading beside it (session 39). Each CPU's interrupts in each reference batch are still held
+    to that CPU's rate in the calibration (a large host's other CPUs do not add up to a storm), and a storm is recorded
+    with no flag; a host that cannot say is recorded as not read."""
     from kb_data.harness.round_trip import host_interrupts
     from kb_data.harness.timed import _interrupt_check
     from kb_data.rules import CHECKS
@@ -354,11 +355,11 @@ def test_a_storm_of_interrupts_beside_the_frozen_reference_is_reference_tamperin
     quiet = check([([1000, 500], [1005, 505], 0.005), ([2000, 900], [2050, 950], 0.05)])  # under the rates, frozen
     assert quiet["flags"] == [] and quiet["flag_details"]["reference_interrupts"]["calibration_per_s_busiest_cpu"] == 2000
     storm = check([([1000, 500], [1005, 505], 0.005), ([2000, 900], [2050, 900 + 33000 // 20], 0.05)])  # 33000/s, 50 ms
-    assert storm["flags"] == ["reference_tampered"] and "interrupts" in storm["flag_details"]["reference_tampered"]
+    assert storm["flags"] == [] and "the host's" in storm["flag_details"]["reference_interrupts"]["storm"]
     spread = check([([0] * 2, [180, 180], 0.02)], base=(0.0, 0.0))  # 9000 a second on each CPU: none past the bound
-    assert spread["flags"] == []
+    assert "storm" not in spread["flag_details"]["reference_interrupts"]
     burst = check([([1000, 500], [1045, 505], 0.002)])  # a fast rate over too few to slow anything
-    assert burst["flags"] == []
+    assert "storm" not in burst["flag_details"]["reference_interrupts"]
     unread = check([(None, [10, 10], 0.01)])
     assert unread["flags"] == [] and "not read" in unread["flag_details"]["reference_interrupts"]
 
