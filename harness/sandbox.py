@@ -19,7 +19,6 @@ own: the judge's pauses freeze it (every process at once, fresh forks included) 
 from __future__ import annotations
 
 import fcntl
-import glob
 import os
 import select
 import signal
@@ -161,17 +160,18 @@ class Sandbox:
         self.uid = self.lease.uid if self.lease else None
         # base (the harness's, traversable only) holds the work dir (the sandbox's own) and the log (the harness's):
         # nothing the harness writes as root lies in a folder the sandbox can change
-        self.base = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{os.getpid()}-"))  # the judge's pid: remove_orphans
-        os.chmod(self.base, 0o711)
-        self.work = self.base / "work"
-        self.work.mkdir(mode=0o700)
+        self.base = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{os.getpid()}-"))  # the judge's pid: orphans.py
         self.cgroup = Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
         self.memory_cap = (MemoryCap.create(self.base.name, limits.memory_bytes + MEMORY_CAP_SLACK, self.cgroup)
                            if (self.root_run and level != "none") else None)
-        # with a memory cap, the work dir is a tmpfs of the cap's size: what it writes there is memory the cap charges
-        # and the watcher reads, not the host's disk (red team, session 38: 4 GiB and 100000 files written)
-        self.work_tmpfs = self.memory_cap is not None and confine.mount_tmpfs(
-            str(self.work), limits.memory_bytes + MEMORY_CAP_SLACK, WORK_FILES)
+        # with a memory cap, base is a tmpfs of the cap's size: what it writes in its work dir and its log is memory
+        # the cap charges and the watcher reads, not the host's disk (red team: 4 GiB and 100000 files written in
+        # the work dir, session 38; 1 GiB of stdout in the log, session 39)
+        self.base_tmpfs = self.memory_cap is not None and confine.mount_tmpfs(
+            str(self.base), limits.memory_bytes + MEMORY_CAP_SLACK, WORK_FILES)
+        os.chmod(self.base, 0o711)
+        self.work = self.base / "work"
+        self.work.mkdir(mode=0o700)
         if self.uid is not None:
             os.chown(self.work, self.uid, self.uid)
         self.pid: int | None = None
@@ -294,7 +294,8 @@ class Sandbox:
 
     def held_bytes(self, pids: list[int]) -> int:
         """Host memory it holds in files rather than in its processes' pages: the memfds these processes hold open
-        (the judge's slots aside), its work dir where that is a tmpfs, and, at the strong level, its private /dev/shm.
+        (the judge's slots aside), its work dir and log where they are a tmpfs, and, at the strong level, its private
+        /dev/shm.
         Written and never mapped, these
         pages are in no RSS or PSS (red team, session 38: 3 GiB held under a 2 GiB limit); a page of them a process
         maps counts again in its RSS."""
@@ -315,7 +316,7 @@ class Sandbox:
                 if (st.st_dev, st.st_ino) not in seen:
                     seen.add((st.st_dev, st.st_ino))
                     total += st.st_blocks * 512
-        tmpfs = [str(self.work)] if self.work_tmpfs else []
+        tmpfs = [str(self.base)] if self.base_tmpfs else []
         if self.level == "strong" and self.pid is not None:
             tmpfs.append(f"/proc/{self.pid}/root/dev/shm")  # its own tmpfs, seen through its mount namespace
         for path in tmpfs:
@@ -361,7 +362,7 @@ class Sandbox:
                 if rss > self.limits.memory_bytes:
                     self._memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
                                             f"{self.limits.memory_bytes / 2**30:.2f} GiB"
-                                            + (f" ({held / 2**30:.2f} GiB of it in memfds, /dev/shm and its work dir)" if held else ""))
+                                            + (f" ({held / 2**30:.2f} GiB of it in memfds, /dev/shm, its work dir and log)" if held else ""))
                     self.kill()
                     return
 
@@ -407,8 +408,8 @@ class Sandbox:
             self.kill()
             if self.sock is not None:
                 self.sock.close()
-            if self.work_tmpfs:
-                confine.unmount(str(self.work))
+            if self.base_tmpfs:
+                confine.unmount(str(self.base))
             remove_tree(self.base)
             if self.uid is not None and self.level != "strong":  # a strong sandbox's went with its IPC namespace
                 confine.remove_sysv_ipc(self.uid)
@@ -425,26 +426,6 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def remove_orphans(judge_pid: int) -> int:
-    """Remove what the sandboxes of a judge process that is gone (killed at its timeout, or crashed) left: their cgroups,
-    whatever still runs in them killed first, and their folders, found by the judge's pid in their names. Returns how
-    many there were."""
-    bases = glob.glob(os.path.join(tempfile.gettempdir(), f"kb-sandbox-{judge_pid}-*"))
-    for base in bases:
-        cgroup = Cgroup.existing(os.path.basename(base))
-        if cgroup is not None:
-            cgroup.kill()
-            cgroup.remove()
-        cap = MemoryCap.existing(os.path.basename(base))
-        if cap is not None:
-            cap.kill()
-            cap.remove()
-        if os.path.ismount(os.path.join(base, "work")):
-            confine.unmount(os.path.join(base, "work"))
-        remove_tree(base)
-    return len(bases)
 
 
 def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:

@@ -25,7 +25,7 @@ from collections import deque
 from contextlib import closing, contextmanager
 from multiprocessing import forkserver
 
-from kb_data.harness.sandbox import remove_orphans
+from kb_data.harness.orphans import remove_dead_judges_orphans, remove_orphans
 from kb_data.io import lock_dir, open_lock_file, tail_text  # noqa: E402  (lock_dir re-exported: the GPU locks live there)
 
 # forward-mode AD scripts its decompositions on first use, which takes seconds: done once here, not in every judge
@@ -113,6 +113,9 @@ def _main_hidden():
                 main.__file__ = path
 
 
+_swept = False
+
+
 class Resident:
     """`run` in a worker child that stays up across jobs of one key while each job says `"resident": True` (a GPU's
     judge, serving one problem's submissions one after another); else in a fresh child per job. A timeout, a dead
@@ -160,6 +163,10 @@ class Resident:
         return result
 
     def _start(self) -> None:
+        global _swept
+        if not _swept:  # once a process: what judges of an earlier pool, killed whole, left
+            _swept = True
+            remove_dead_judges_orphans()
         ctx = context()
         self._jobs, jobs = ctx.Pipe(duplex=False)[::-1]
         self._results, results = ctx.Pipe(duplex=False)

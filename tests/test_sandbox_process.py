@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_data.harness import sandbox
+from kb_data.harness import orphans, sandbox
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sandbox's own uid")
 
@@ -194,7 +194,7 @@ def test_a_spawned_sandbox_reports_its_exit_and_dies_with_the_judge_that_asked_f
     tree = lambda: pids + ([p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if _uid_of(p) == uid]
                            if uid is not None else [])
     assert _within(30, lambda: not any(_alive(p) for p in tree())), tree()
-    assert sandbox.remove_orphans(judge_pid) == 1  # its folder and cgroup, as the worker removes them
+    assert orphans.remove_orphans(judge_pid) == 1  # its folder and cgroup, as the worker removes them
 
 
 def _uid_of(pid: int) -> int | None:
@@ -292,9 +292,29 @@ def test_what_a_killed_judges_sandboxes_left_is_removed():
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     assert name.startswith(f"kb-sandbox-{pid}-") and os.path.isdir(os.path.join(tempfile.gettempdir(), name))
-    assert sandbox.remove_orphans(pid) == 1
+    assert orphans.remove_orphans(pid) == 1
     assert not glob.glob(os.path.join(tempfile.gettempdir(), f"kb-sandbox-{pid}-*"))
     assert sandbox.Cgroup.existing(name) is None and sandbox.MemoryCap.existing(name) is None
+
+
+def test_what_judges_gone_before_this_process_started_left_is_removed(tmp_path):
+    """A pool killed whole leaves no worker to see its judges die: the first worker a process starts removes what the
+    sandboxes of every judge pid that is gone left, and nothing of a judge still alive."""
+    import tempfile
+
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)  # a pid now gone (reused only after the whole pid space)
+    gone = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{child}-"))
+    alive = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{os.getpid()}-"))
+    (gone / "work").mkdir()
+    (gone / "work" / "left").write_text("x")
+    try:
+        assert orphans.remove_dead_judges_orphans() >= 1
+        assert not gone.exists() and alive.is_dir()
+    finally:
+        alive.rmdir()
 
 
 def _sandbox_then_die(job: dict) -> dict:
@@ -323,22 +343,24 @@ def test_a_worker_whose_judge_died_removes_its_sandboxes(tmp_path):
     assert sandbox.Cgroup.existing(name) is None and sandbox.MemoryCap.existing(name) is None
 
 
-def test_with_a_memory_cap_the_work_dir_is_a_tmpfs_the_watcher_reads_and_it_goes_with_the_sandbox():
-    """A work dir on the host's disk let a submission fill it (hostile/work_dir_fills_the_disk_gelu): where the kernel
-    caps the sandbox's memory, its work dir is a tmpfs of the cap's size, counted in what it holds."""
+def test_with_a_memory_cap_the_work_dir_and_log_are_a_tmpfs_the_watcher_reads_and_it_goes_with_the_sandbox():
+    """A work dir and a log on the host's disk let a submission fill it (hostile/work_dir_fills_the_disk_gelu,
+    stdout_log_fills_the_disk_gelu): where the kernel caps the sandbox's memory, the folder that holds both is a tmpfs
+    of the cap's size, counted in what it holds."""
     from kb_data.io import lock_dir
 
     sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
     try:
         if sb.memory_cap is None:
             pytest.skip("no memory cgroup is writable here, so the work dir stays a folder of the host's disk")
-        assert sb.work_tmpfs and os.path.ismount(sb.work)
+        assert sb.base_tmpfs and os.path.ismount(sb.base) and sb.work.parent == sb.base == sb.log_path.parent
         fs = os.statvfs(sb.work)
         assert fs.f_blocks * fs.f_frsize == (1 << 30) + sandbox.MEMORY_CAP_SLACK
         before = sb.held_bytes([])
         (sb.work / "data").write_bytes(b"\x01" * (8 << 20))
-        assert sb.held_bytes([]) - before == 8 << 20
-        work = str(sb.work)
+        sb.log_path.write_bytes(b"\x02" * (4 << 20))
+        assert sb.held_bytes([]) - before == 12 << 20
+        work = str(sb.base)
     finally:
         sb.close()
     assert not os.path.exists(work)
