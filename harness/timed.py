@@ -13,6 +13,7 @@ import statistics
 import torch
 
 from kb_data.harness import timing
+from kb_data.harness.cgroup import FREEZE_WAIT_S
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
@@ -212,6 +213,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             "batch_ratio_p10_p90": _spread([r / c for c, r in zip(cand_batches, ref_batches) if c > 0])}
         if device.type == "cpu":
             _interrupt_check(res, ctx, ref_interrupts, rules)
+        if device.type == "cpu" and cand.sb.cgroup is not None and cand.unfrozen_pauses:
+            flag(res, "check_failed", f"the sandbox's cgroup did not freeze within {FREEZE_WAIT_S:g} s in "
+                 f"{cand.unfrozen_pauses} pause(s): its processes ran beside the reference's timed calls (a process "
+                 "held in one long system call outwaits the freeze: tests/corpus/open/rt18_unfreezable_kernel_work_gelu)")
         if cand.frozen_cpu[0]:  # what the sandbox ran while frozen ran beside the reference's timed calls
             flag(res, "reference_tampered", f"the sandbox ran {cand.frozen_cpu[1]:.3g} ms of CPU while it was frozen "
                  f"for the reference's timed calls (in {cand.frozen_cpu[0]} of them): a process of it that a fatal "

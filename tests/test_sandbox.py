@@ -584,3 +584,19 @@ def test_torch_compile_shows_in_the_profile_under_the_names_the_judge_reads():
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         torch.nn.functional.layer_norm(x, (64,))
     assert not any(COMPILED_REGION.match(e.name) for e in prof.events())
+
+
+def test_a_sandbox_that_does_not_freeze_for_its_reference_fails_the_grading(monkeypatch):
+    """The reference is timed with the sandbox's cgroup frozen; a freeze that does not complete within the judge's
+    wait (a process held in one long system call: tests/corpus/open/rt18_unfreezable_kernel_work_gelu, and the rt39d
+    entries beside it, whose reference batches ran 3-3.6x the quickest) leaves its processes running beside the
+    reference: `check_failed`. Here no freeze is waited for at all."""
+    from kb_data.harness import cgroup
+
+    if not sandbox.own_uid("strong") or cgroup.Cgroup.create(f"probe-{os.getpid()}") is None:
+        pytest.skip("the sandbox has a cgroup only where the harness runs as root with a writable cgroup v2")
+    cgroup.Cgroup(cgroup.Cgroup._paths(f"probe-{os.getpid()}")[0]).remove()
+    monkeypatch.setattr(cgroup, "FREEZE_WAIT_S", 0.0)
+    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
+    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
+    assert "check_failed" in res["flags"] and "did not freeze" in res["flag_details"]["check_failed"], res["flags"]
