@@ -140,7 +140,7 @@ def test_ray_grades_the_same_as_the_local_path(tmp_path):
         ray.shutdown()
     local = run_batch(subs, tmp_path / "local", problems_root=SMALL_PROBLEMS, options=opt, workers=1, progress=False)
     key = lambda r: (r.problem_id, r.status, r.correct, r.solution_sha256, _verdict_flags(r), r.problems_revision)
-    assert sorted(map(key, via_ray.records())) == sorted(map(key, local.records()))
+    assert sorted(map(key, via_ray.records())) == sorted(map(key, local.records())), _flagged(via_ray, local)
 
 
 def test_record_sink_skips_torn_lines(tmp_path):

@@ -587,10 +587,8 @@ def test_torch_compile_shows_in_the_profile_under_the_names_the_judge_reads():
 
 
 def test_a_sandbox_that_does_not_freeze_for_its_reference_fails_the_grading(monkeypatch):
-    """The reference is timed with the sandbox's cgroup frozen; a freeze that does not complete within the judge's
-    wait (a process held in one long system call: tests/corpus/open/rt18_unfreezable_kernel_work_gelu, and the rt39d
-    entries beside it, whose reference batches ran 3-3.6x the quickest) leaves its processes running beside the
-    reference: `check_failed`. Here no freeze is waited for at all."""
+    """A freeze not complete within the judge's wait (one long system call: open/rt18_*, rt39d_*, whose reference
+    batches ran 3-3.6x the quickest) leaves its processes beside the reference: `check_failed`. Here none is waited for."""
     from kb_data.harness import cgroup
 
     if not sandbox.own_uid("strong") or cgroup.Cgroup.create(f"probe-{os.getpid()}") is None:
