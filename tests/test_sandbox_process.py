@@ -310,11 +310,18 @@ def test_what_judges_gone_before_this_process_started_left_is_removed(tmp_path):
     alive = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{os.getpid()}-"))
     (gone / "work").mkdir()
     (gone / "work" / "left").write_text("x")
+    # cgroups whose folder went before them (an rmdir that gave up), and a live judge's
+    left = [sandbox.Cgroup.create(f"kb-sandbox-{child}-left"), sandbox.MemoryCap.create(f"kb-sandbox-{child}-left", 1 << 30, None)]
+    kept = sandbox.Cgroup.create(f"kb-sandbox-{os.getpid()}-kept")
     try:
         assert orphans.remove_dead_judges_orphans() >= 1
         assert not gone.exists() and alive.is_dir()
+        assert not [c.path for c in left if c is not None and os.path.exists(c.path)]
+        assert kept is None or os.path.isdir(kept.path)
     finally:
         alive.rmdir()
+        if kept is not None:
+            kept.remove()
 
 
 def _sandbox_then_die(job: dict) -> dict:
