@@ -108,15 +108,20 @@ class Cgroup:
         self._write("cgroup.freeze", "0")
 
     def kill(self) -> None:
+        """Kill every process in it: at once where the kernel can (5.14 on); else each listed one, frozen first where
+        it can be (frozen processes cannot fork away while they are killed; a v1 memory cap's cgroup has no freezer)."""
         if os.path.exists(f"{self.path}/cgroup.kill"):
             self._write("cgroup.kill", "1")
-        else:  # kernels before 5.14: frozen processes cannot fork away while they are killed
+            return
+        freezable = os.path.exists(f"{self.path}/cgroup.freeze")
+        if freezable:
             self.freeze()
-            for pid in self.procs():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        for pid in self.procs():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if freezable:
             self.thaw()
 
     def remove(self) -> None:
@@ -147,10 +152,9 @@ class MemoryCap:
             cap = cls(v2.path, 2)
             settings = [("memory.max", str(cap_bytes)), ("memory.swap.max", "0"), ("memory.oom.group", "1")]
         else:
-            own = _own_path("memory")
-            if not os.path.exists(f"{MEMORY_V1_ROOT}{own.rstrip('/')}/memory.limit_in_bytes"):
+            path = cls.v1_path(name)
+            if not os.path.exists(f"{os.path.dirname(path)}/memory.limit_in_bytes"):
                 return None
-            path = f"{MEMORY_V1_ROOT}{own.rstrip('/')}/kb-sandbox-{name}"
             try:
                 os.mkdir(path, 0o755)
             except OSError:
@@ -168,10 +172,15 @@ class MemoryCap:
             return None
         return cap
 
+    @staticmethod
+    def v1_path(name: str) -> str:
+        """Where a v1 cap of this name goes: under the harness's own cgroup in the v1 memory hierarchy."""
+        return f"{MEMORY_V1_ROOT}{_own_path('memory').rstrip('/')}/kb-sandbox-{name}"
+
     @classmethod
     def existing(cls, name: str) -> "MemoryCap | None":
         """The cgroup v1 cap of this name made earlier (by a judge now gone), or None (a v2 cap is the sandbox's cgroup)."""
-        path = f"{MEMORY_V1_ROOT}{_own_path('memory').rstrip('/')}/kb-sandbox-{name}"
+        path = cls.v1_path(name)
         return cls(path, 1) if os.path.isdir(path) else None
 
     def join(self, pid: int) -> None:
@@ -197,14 +206,6 @@ class MemoryCap:
                 return int(f.read().split()[0])
         except (OSError, ValueError, IndexError):
             return None
-
-    def kill(self) -> None:
-        """Kill every process in it (a v1 cap's cgroup has no `cgroup.kill`)."""
-        for pid in Cgroup(self.path).procs():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
     def remove(self) -> None:
         """A v1 cap's cgroup, once its processes have gone (a v2 cap goes with the sandbox's cgroup)."""

@@ -7,7 +7,7 @@ import os
 import tempfile
 
 from kb_data.harness import confine
-from kb_data.harness.cgroup import MEMORY_V1_ROOT, Cgroup, MemoryCap, _own_path
+from kb_data.harness.cgroup import Cgroup, MemoryCap
 from kb_data.io import remove_tree
 
 
@@ -16,28 +16,23 @@ def remove_orphans(judge_pid: int) -> int:
     whatever still runs in them killed first, and their folders, found by the judge's pid in their names. Returns how
     many there were."""
     bases = glob.glob(os.path.join(tempfile.gettempdir(), f"kb-sandbox-{judge_pid}-*"))
+    # its v2 cgroups and v1 memory caps, whether their folders went or not
+    cgroups = [Cgroup(path) for path in _cgroups(str(judge_pid))]
+    for cgroup in cgroups:
+        cgroup.kill()
     for base in bases:
-        cgroup = Cgroup.existing(os.path.basename(base))
-        if cgroup is not None:
-            cgroup.kill()
-            cgroup.remove()
-        cap = MemoryCap.existing(os.path.basename(base))
-        if cap is not None:
-            cap.kill()
-            cap.remove()
         if os.path.ismount(base):
             confine.unmount(base)
         remove_tree(base)
-    for path in _cgroups(str(judge_pid)):  # those whose folder went, but whose cgroup stayed (its rmdir gave up)
-        MemoryCap(path, 1).kill()
-        Cgroup(path).remove()
+    for cgroup in cgroups:
+        cgroup.remove()
     return len(bases)
 
 
 def _cgroups(pid: str) -> list[str]:
     """The sandbox cgroups (v2, and v1 memory caps) named for the judge pid `pid` (a glob pattern)."""
-    parents = [os.path.dirname(p) for p in Cgroup._paths("x")] + [f"{MEMORY_V1_ROOT}{_own_path('memory').rstrip('/')}"]
-    return [d for parent in parents for d in glob.glob(f"{parent}/kb-sandbox-kb-sandbox-{pid}-*")]
+    name = f"kb-sandbox-{pid}-*"
+    return [d for pattern in Cgroup._paths(name) + [MemoryCap.v1_path(name)] for d in glob.glob(pattern)]
 
 
 def remove_dead_judges_orphans() -> int:

@@ -161,14 +161,15 @@ class Sandbox:
         # base (the harness's, traversable only) holds the work dir (the sandbox's own) and the log (the harness's):
         # nothing the harness writes as root lies in a folder the sandbox can change
         self.base = Path(tempfile.mkdtemp(prefix=f"kb-sandbox-{os.getpid()}-"))  # the judge's pid: orphans.py
-        self.cgroup = Cgroup.create(self.base.name) if (self.root_run and level != "none") else None
-        self.memory_cap = (MemoryCap.create(self.base.name, limits.memory_bytes + MEMORY_CAP_SLACK, self.cgroup)
-                           if (self.root_run and level != "none") else None)
+        confined = self.root_run and level != "none"
+        self.cap_bytes = limits.memory_bytes + MEMORY_CAP_SLACK
+        self.cgroup = Cgroup.create(self.base.name) if confined else None
+        self.memory_cap = MemoryCap.create(self.base.name, self.cap_bytes, self.cgroup) if confined else None
         # with a memory cap, base is a tmpfs of the cap's size: what it writes in its work dir and its log is memory
         # the cap charges and the watcher reads, not the host's disk (red team: 4 GiB and 100000 files written in
         # the work dir, session 38; 1 GiB of stdout in the log, session 39)
-        self.base_tmpfs = self.memory_cap is not None and confine.mount_tmpfs(
-            str(self.base), limits.memory_bytes + MEMORY_CAP_SLACK, WORK_FILES)
+        self.base_tmpfs = (self.memory_cap is not None
+                           and confine.mount_tmpfs(str(self.base), self.cap_bytes, WORK_FILES))
         os.chmod(self.base, 0o711)
         self.work = self.base / "work"
         self.work.mkdir(mode=0o700)
@@ -295,10 +296,8 @@ class Sandbox:
     def held_bytes(self, pids: list[int]) -> int:
         """Host memory it holds in files rather than in its processes' pages: the memfds these processes hold open
         (the judge's slots aside), its work dir and log where they are a tmpfs, and, at the strong level, its private
-        /dev/shm.
-        Written and never mapped, these
-        pages are in no RSS or PSS (red team, session 38: 3 GiB held under a 2 GiB limit); a page of them a process
-        maps counts again in its RSS."""
+        /dev/shm. Written and never mapped, these pages are in no RSS or PSS (red team, session 38: 3 GiB held under a
+        2 GiB limit); a page of them a process maps counts again in its RSS."""
         seen, total = set(self.judge_files()), 0
         for pid in pids:
             try:
@@ -360,9 +359,10 @@ class Sandbox:
                     rss = self.memory_bytes(pids, proportional=True) + held
                 self.peak_rss = max(self.peak_rss, rss)
                 if rss > self.limits.memory_bytes:
+                    in_files = (f" ({held / 2**30:.2f} GiB of it in memfds, /dev/shm, its work dir and log)"
+                                if held else "")
                     self._memory_exceeded = (f"host memory {rss / 2**30:.2f} GiB is over the sandbox's limit of "
-                                            f"{self.limits.memory_bytes / 2**30:.2f} GiB"
-                                            + (f" ({held / 2**30:.2f} GiB of it in memfds, /dev/shm, its work dir and log)" if held else ""))
+                                             f"{self.limits.memory_bytes / 2**30:.2f} GiB{in_files}")
                     self.kill()
                     return
 
@@ -370,12 +370,12 @@ class Sandbox:
     def memory_exceeded(self) -> str | None:
         """Why its memory was over the limit: the watcher's figure, or the kernel's kills at the cap (memory that no
         process of it maps, which the watcher cannot see), or None."""
-        if self._memory_exceeded is None and self.memory_cap is not None and self.memory_cap.oom_kills():
+        kills = self.memory_cap.oom_kills() if self._memory_exceeded is None and self.memory_cap is not None else 0
+        if kills:
             peak = self.memory_cap.peak_bytes()
-            self._memory_exceeded = (f"the kernel killed {self.memory_cap.oom_kills()} of its processes at the sandbox's "
-                                     f"memory cap of {(self.limits.memory_bytes + MEMORY_CAP_SLACK) / 2**30:.2f} GiB (its "
-                                     f"limit and {MEMORY_CAP_SLACK / 2**30:g} GiB for page cache)"
-                                     + (f", {peak / 2**30:.2f} GiB at its peak" if peak else ""))
+            self._memory_exceeded = (f"the kernel killed {kills} of its processes at the sandbox's memory cap of "
+                                     f"{self.cap_bytes / 2**30:.2f} GiB (its limit and {MEMORY_CAP_SLACK / 2**30:g} GiB "
+                                     "for page cache)" + (f", {peak / 2**30:.2f} GiB at its peak" if peak else ""))
         return self._memory_exceeded
 
     # -- ending -----------------------------------------------------------

@@ -241,11 +241,12 @@ def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     charged to whatever runs on its CPU, the judge timing its reference included, and timers the sandbox armed fire
     while it is frozen, waking nothing of it (its CPU account stays still): tens of thousands a second on each CPU
     slowed a CPU reference 3-10x (red team, session 35: timerfds in six processes, every batch). A CPU past
-    `interrupt_storm_per_s` over its rate and `interrupt_storm_min` interrupts in one batch: reference_tampered. Per
-    CPU, so that a large host's other CPUs (their timers, their jobs) do not add up to a storm. Since session 39 a CPU
-    grading's sandbox can arm no timer (confine.TIMER_SYSCALLS), and the count is host-wide: a neighbour's storm made
-    an honest grading beside it fail here (red team, session 39). A storm is recorded, not flagged; the batch it slowed
-    counts at most `reference_batch_slack` x the quickest in the speedup (capped_reference_batches)."""
+    `interrupt_storm_per_s` over its rate and `interrupt_storm_min` interrupts in one batch is a storm, per CPU, so
+    that a large host's other CPUs (their timers, their jobs) do not add up to one. It was reference_tampered; since
+    session 39 a CPU grading's sandbox can arm no timer (confine.TIMER_SYSCALLS), and the count is host-wide: a
+    neighbour's storm made an honest grading beside it fail here (red team, session 39). A storm is recorded, not
+    flagged; the batch it slowed counts at most `reference_batch_slack` x the quickest in the speedup
+    (capped_reference_batches)."""
     base = ctx.get("interrupts_per_s")
     if base is None or not batches or any(b is None or a is None or len(b) != len(base) or len(a) != len(base)
                                           for b, a, _ in batches):
