@@ -10,6 +10,7 @@ CGROUP_V2_ROOTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")  # unified: a hyb
 FREEZE_WAIT_S = 5.0  # a freeze not complete by then fails the grading (timed.py): 1 s was outwaited by one long madvise
 SETTLE_S, SETTLE_READS = 0.0002, 10  # a frozen cgroup's CPU account read until two reads this far apart agree
 MEMORY_V1_ROOT = "/sys/fs/cgroup/memory"  # where a cgroup v1 memory hierarchy is mounted
+SANDBOXES_PARENT = "kb-data-sandboxes"  # holds no process, so its children may have the memory controller
 
 
 def _own_path(controller: str) -> str:
@@ -25,6 +26,15 @@ def _own_path(controller: str) -> str:
     return "/"
 
 
+def _has_memory_children(path: str) -> bool:
+    """Whether the cgroup v2 at `path` gives its children the memory controller."""
+    try:
+        with open(f"{path}/cgroup.subtree_control") as f:
+            return "memory" in f.read().split()
+    except OSError:
+        return False
+
+
 class Cgroup:
     """A cgroup v2 of the sandbox's own, joined by its first process before anything else: freezing it stops every
     process in it at once (those it forks meanwhile too) and `cgroup.kill` ends them all; it also lists them
@@ -36,11 +46,25 @@ class Cgroup:
 
     @staticmethod
     def _paths(name: str) -> list[str]:
-        """Where a sandbox cgroup of this name goes, in each cgroup v2 hierarchy here: under the harness's own cgroup,
-        so that the sandbox stays within whatever limits the harness runs under."""
-        own = _own_path("")
-        return [f"{root.rstrip('/')}{own.rstrip('/')}/kb-sandbox-{name}" for root in CGROUP_V2_ROOTS
-                if os.path.exists(f"{root}/cgroup.controllers")]
+        """Where a sandbox cgroup of this name may go, in order of preference, in each cgroup v2 hierarchy here. Under
+        the harness's own cgroup, so that the sandbox stays within whatever limits the harness runs under; but where
+        that cgroup cannot give its children the memory controller (it holds processes, and cgroup v2 allows none
+        beside controlled children), first under a parent of sandboxes made beside it, in the nearest ancestor that
+        can: there the memory cap stands in for the harness's own memory limit."""
+        own = _own_path("").rstrip("/")
+        paths = []
+        for root in CGROUP_V2_ROOTS:
+            root = root.rstrip("/")
+            if not os.path.exists(f"{root}/cgroup.controllers"):
+                continue
+            if not _has_memory_children(f"{root}{own}"):
+                parts = own.split("/")
+                ancestor = next((a for a in ("/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1))
+                                 if _has_memory_children(f"{root}{a}")), None)
+                if ancestor is not None:
+                    paths.append(f"{root}{ancestor}/{SANDBOXES_PARENT}/kb-sandbox-{name}")
+            paths.append(f"{root}{own}/kb-sandbox-{name}")
+        return paths
 
     @classmethod
     def existing(cls, name: str) -> "Cgroup | None":
@@ -50,7 +74,13 @@ class Cgroup:
     @classmethod
     def create(cls, name: str) -> "Cgroup | None":
         for path in cls._paths(name):
+            parent = os.path.dirname(path)
             try:
+                if os.path.basename(parent) == SANDBOXES_PARENT:
+                    os.makedirs(parent, 0o755, exist_ok=True)
+                    if not _has_memory_children(parent):
+                        with open(f"{parent}/cgroup.subtree_control", "w") as f:
+                            f.write("+memory")
                 os.mkdir(path, 0o755)
             except OSError:
                 continue

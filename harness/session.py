@@ -74,6 +74,7 @@ class Candidate:
         self.gate_page = None  # a GPU candidate's gate (SlotArena.gate_page), once it has tried it
         self.gates = 1  # the last gate's number: each timed batch gets the next
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
+        self.freezes_ms: list[float] = []  # how long each cgroup freeze took to complete (or to give up)
         self.frozen_cpu = (0, 0.0)  # pauses in which the frozen sandbox's cgroup still ran, and the CPU ms it ran
         self.sampled: dict[str, dict] = {}  # per stage, the CPU time its batches spent in the framework's code
         self.sampler_error = None if self.device.type == "cpu" else "not on a CPU grading"
@@ -362,7 +363,9 @@ class Candidate:
 
     def _paused(self):
         if self.sb.cgroup is not None:
+            start = time.perf_counter()
             frozen = self.sb.cgroup.freeze()
+            self.freezes_ms.append((time.perf_counter() - start) * 1e3)
             if not frozen:
                 self.unfrozen_pauses += 1
             before = self.sb.cgroup.settled_cpu_ms() if frozen else None  # what it ran up to the freeze, charged

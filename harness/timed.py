@@ -213,6 +213,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             "batch_ratio_p10_p90": _spread([r / c for c, r in zip(cand_batches, ref_batches) if c > 0])}
         if device.type == "cpu":
             _interrupt_check(res, ctx, ref_interrupts, rules)
+        if cand.freezes_ms:
+            res["flag_details"]["sandbox_freezes"] = {
+                "count": len(cand.freezes_ms), "median_ms": statistics.median(cand.freezes_ms),
+                "slowest_ms": max(cand.freezes_ms), "incomplete": cand.unfrozen_pauses}
         if device.type == "cpu" and cand.sb.cgroup is not None and cand.unfrozen_pauses:
             flag(res, "check_failed", f"the sandbox's cgroup did not freeze within {FREEZE_WAIT_S:g} s in "
                  f"{cand.unfrozen_pauses} pause(s): its processes ran beside the reference's timed calls (a process "

@@ -48,6 +48,7 @@ def _assert_verdict(entry, rec):
              f"flagged={ {k: details.get(k) for k in rec.flags}!s:.1500} details={rec.flag_details!s:.400}")
     print(where, flush=True)  # with -s, a device run that is cut short still shows every verdict so far
     bound = json.loads(rec.flag_details or "{}").get("timing_bound")
+    print(f"sandbox_freezes {entry.path.stem} {details.get('sandbox_freezes')}", flush=True)
     print(f"timing_bound {entry.path.stem} speedup={rec.speedup} {json.dumps(bound)} {rec.harness_seconds}", flush=True)
     if entry.status == "ok":
         assert rec.status == "ok" and not failing, where

@@ -456,3 +456,25 @@ def test_the_sandbox_cgroup_accounts_the_cpu_time_of_its_processes():
         assert before is not None and sb.cgroup.cpu_ms() - before >= 250
     finally:
         sb.close()
+
+
+def test_a_sandbox_cgroup_goes_where_its_memory_can_be_capped(tmp_path, monkeypatch):
+    """Under the harness's own cgroup where that gives its children the memory controller; where it holds processes
+    (and so cannot), first under a parent of sandboxes in the nearest ancestor that can, the own cgroup kept second."""
+    from kb_data.harness import cgroup
+
+    def tree(own_memory: bool) -> None:
+        for folder, control in (("", "cpu memory"), ("/jobs", "cpu"), ("/jobs/judge", "memory" if own_memory else "")):
+            (tmp_path / folder.lstrip("/")).mkdir(parents=True, exist_ok=True)
+            (tmp_path / folder.lstrip("/") / "cgroup.controllers").write_text("cpu memory\n")
+            (tmp_path / folder.lstrip("/") / "cgroup.subtree_control").write_text(control + "\n")
+
+    monkeypatch.setattr(cgroup, "CGROUP_V2_ROOTS", (str(tmp_path),))
+    monkeypatch.setattr(cgroup, "_own_path", lambda controller: "/jobs/judge")
+    tree(own_memory=False)
+    assert cgroup.Cgroup._paths("x") == [f"{tmp_path}/kb-data-sandboxes/kb-sandbox-x", f"{tmp_path}/jobs/judge/kb-sandbox-x"]
+    tree(own_memory=True)
+    assert cgroup.Cgroup._paths("x") == [f"{tmp_path}/jobs/judge/kb-sandbox-x"]
+    (tmp_path / "cgroup.subtree_control").write_text("cpu\n")
+    (tmp_path / "jobs/judge/cgroup.subtree_control").write_text("\n")
+    assert cgroup.Cgroup._paths("x") == [f"{tmp_path}/jobs/judge/kb-sandbox-x"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 39: the gpu-marked tests on this session's code (the sandbox's memory cap), in the order of an id list
+# The gpu-marked tests (written in session 39), in the order of an id list
 # (benchmarks/probes/s39_part*_ids.txt), each line's result in $OUT/gpu_tests.log; stops before the call's 10 minutes.
 # First the machine's cgroups and whether a sandbox gets a memory cap there, into $OUT/host.txt.
 #   bash benchmarks/probes/s39_gpu_tests.sh IDS_FILE
