@@ -475,8 +475,23 @@ class _Symbols:
                 out.append(None)
                 continue
             if i not in self.names:
-                start = self.strings + int(self.offsets[i])
-                end = self.data.find(b"\0", start, start + 4096)
-                self.names[i] = torch._C._demangle(self.data[start:end].decode(errors="replace")) if end > start else None
+                self.names[i] = self._name_of_address(i, torch._C._demangle)
             out.append(self.names[i])
         return out
+
+    def _name_of_address(self, i: int, demangle) -> str | None:
+        """The name of the function symbol `i` starts, or where the linker folded several identical functions into its
+        code (an op's boilerplate: output setters, destructors), what their names share and how many they are: any
+        one of them would name an op that may not have run."""
+        first = i
+        while first > 0 and self.values[first - 1] == self.values[i]:
+            first -= 1
+        names = set()
+        for k in range(first, i + 1):
+            start = self.strings + int(self.offsets[k])
+            end = self.data.find(b"\0", start, start + 4096)
+            if end > start:
+                names.add(demangle(self.data[start:end].decode(errors="replace")))
+        if len(names) <= 1:
+            return next(iter(names), None)
+        return f"{os.path.commonprefix(sorted(names))}… ({len(names)} identical functions the linker folded)"
