@@ -587,14 +587,14 @@ def test_torch_compile_shows_in_the_profile_under_the_names_the_judge_reads():
 
 
 def test_a_sandbox_that_does_not_freeze_for_its_reference_fails_the_grading(monkeypatch):
-    """A freeze not complete within the judge's wait (one long system call: open/rt18_*, rt39d_*, whose reference
-    batches ran 3-3.6x the quickest) leaves its processes beside the reference: `check_failed`. Here none is waited for."""
+    """A freeze not complete within the judge's wait (one long system call: open/rt18_*, rt39d_*) leaves its
+    processes beside the reference: `check_failed`. Here none is waited for."""
     from kb_data.harness import cgroup
 
-    if not sandbox.own_uid("strong") or cgroup.Cgroup.create(f"probe-{os.getpid()}") is None:
+    probe = cgroup.Cgroup.create(f"probe-{os.getpid()}") if sandbox.own_uid("strong") else None
+    if probe is None:
         pytest.skip("the sandbox has a cgroup only where the harness runs as root with a writable cgroup v2")
-    cgroup.Cgroup(cgroup.Cgroup._paths(f"probe-{os.getpid()}")[0]).remove()
+    probe.remove()
     monkeypatch.setattr(cgroup, "FREEZE_WAIT_S", 0.0)
-    p = ProblemSet(SMALL_PROBLEMS).load(GELU)
-    res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
+    res = _judge(ProblemSet(SMALL_PROBLEMS).load(GELU), (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
     assert "check_failed" in res["flags"] and "did not freeze" in res["flag_details"]["check_failed"], res["flags"]
