@@ -3,6 +3,7 @@ sandbox's uid, resource limits, the parent-death signal (Linux system calls thro
 from __future__ import annotations
 
 import os
+import stat
 import resource  # imported before the drop to the sandbox's uid, which may not read the interpreter's own folders
 import signal
 import sys
@@ -110,11 +111,66 @@ def enter(setup: dict) -> None:
                            (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0),
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
+    if level == "process":  # the strong level's mounts are read-only but for its own /tmp and /dev/shm
+        restrict_writes([setup["inner_work"]] + _devices())
     os.environ.clear()
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
         deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS))
+
+
+# Landlock (Linux 5.13 on), for the process level, which mounts nothing: the file system's world-writable places (/tmp,
+# /var/tmp, /dev/shm) and whatever the caller's uid may write stay out of the submission's reach. Only the rights that
+# write are handled (reads stay the uid's): writing a file (1), removing and making entries (4-12), linking across
+# folders (13, ABI 2), truncating (14, ABI 3). The system call numbers are the unified table's.
+LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_WRITES = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_1111_0010}
+LANDLOCK_FILE_WRITES = (1 << 1) | (1 << 14)  # the write rights that a rule on a file (not a folder) may grant
+
+
+def restrict_writes(writable: list[str]) -> bool:
+    """From here on this process and all it starts may write to the file system only beneath `writable` (folders:
+    any write there; files, a device say: their contents). False where the kernel has no Landlock."""
+    import ctypes
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    c = libc()
+    abi = c.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # flag 1: the ABI version
+    if abi < 1:
+        return False
+    handled = LANDLOCK_WRITES[min(abi, 3)]
+    ruleset = c.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(ctypes.c_uint64(handled)), 8, 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        for path in writable:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                rights = handled if stat.S_ISDIR(os.fstat(fd).st_mode) else handled & LANDLOCK_FILE_WRITES
+                if c.syscall(LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(PathBeneath(rights, fd)), 0) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        if c.syscall(LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:  # needs no_new_privs, set before
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return True
+
+
+def _devices() -> list[str]:
+    """The device files a submission opens for writing (/dev/null, a GPU's nodes, its terminal), not /dev/shm."""
+    try:
+        return [e.path for e in os.scandir("/dev") if stat.S_ISCHR(e.stat(follow_symlinks=False).st_mode)] + ["/dev/pts"]
+    except OSError:
+        return ["/dev/null"]
 
 
 # System calls grading never needs and a submission could turn against it, refused with EPERM by a seccomp filter:

@@ -478,3 +478,41 @@ def test_a_sandbox_cgroup_goes_where_its_memory_can_be_capped(tmp_path, monkeypa
     (tmp_path / "cgroup.subtree_control").write_text("cpu\n")
     (tmp_path / "jobs/judge/cgroup.subtree_control").write_text("\n")
     assert cgroup.Cgroup._paths("x") == [f"{tmp_path}/jobs/judge/kb-sandbox-x"]
+
+
+def _write_everywhere_then_report(sock) -> None:
+    from kb_data.harness import channel
+
+    got = {}
+    for path in ("/tmp", "/var/tmp", "/dev/shm", os.getcwd()):
+        target = os.path.join(path, f"kb-landlock-{os.getpid()}")
+        try:
+            with open(target, "w") as f:
+                f.write("x")
+            got[path] = "written"
+            os.unlink(target)
+        except OSError as e:
+            got[path] = type(e).__name__
+    with open("/dev/null", "w") as f:
+        got["/dev/null"] = f.write("x")
+    channel.send(sock, got)
+    _sleep_forever(sock)
+
+
+def test_a_process_sandbox_writes_only_in_its_work_dir():
+    """The process level mounts nothing: Landlock keeps the host's world-writable folders (and whatever the caller's
+    uid may write) out of its reach, its work dir and the devices in."""
+    from kb_data.harness import channel, confine
+    from kb_data.io import lock_dir
+
+    if confine.libc().syscall(confine.LANDLOCK_CREATE_RULESET, None, 0, 1) < 1:
+        pytest.skip("this kernel has no Landlock")
+    sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    try:
+        sb.start(_write_everywhere_then_report)
+        got = channel.recv(sb.sock, timeout_s=60)
+    finally:
+        sb.close()
+    work = next(k for k in got if k not in ("/tmp", "/var/tmp", "/dev/shm", "/dev/null"))
+    assert got == {"/tmp": "PermissionError", "/var/tmp": "PermissionError", "/dev/shm": "PermissionError",
+                   work: "written", "/dev/null": 1}, got
