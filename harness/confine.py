@@ -112,7 +112,7 @@ def enter(setup: dict) -> None:
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
     if level == "process":  # the strong level's mounts are read-only but for its own /tmp and /dev/shm
-        restrict_writes([setup["inner_work"]] + _devices())
+        restrict_writes([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
     os.environ.clear()
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
@@ -120,8 +120,9 @@ def enter(setup: dict) -> None:
         deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS))
 
 
-# Landlock (Linux 5.13 on), for the process level, which mounts nothing: the file system's world-writable places (/tmp,
-# /var/tmp, /dev/shm) and whatever the caller's uid may write stay out of the submission's reach. Only the rights that
+# Landlock (Linux 5.13 on), for the process level, which mounts nothing: the file system's world-writable folders (/tmp,
+# /var/tmp) and whatever the caller's uid may write stay out of the submission's reach; /dev/shm stays in (multiprocessing's
+# semaphores and torch's shared tensors live there; its pages are charged to the sandbox's memory cap). Only the rights that
 # write are handled (reads stay the uid's): writing a file (1), removing and making entries (4-12), linking across
 # folders (13, ABI 2), truncating (14, ABI 3). The system call numbers are the unified table's.
 LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -166,7 +167,7 @@ def restrict_writes(writable: list[str]) -> bool:
 
 
 def _devices() -> list[str]:
-    """The device files a submission opens for writing (/dev/null, a GPU's nodes, its terminal), not /dev/shm."""
+    """The device files a submission opens for writing (/dev/null, a GPU's nodes, its terminal)."""
     try:
         return [e.path for e in os.scandir("/dev") if stat.S_ISCHR(e.stat(follow_symlinks=False).st_mode)] + ["/dev/pts"]
     except OSError:

@@ -7,7 +7,7 @@ Levels (recorded in every run record's `sandbox` column):
   Needs root (the harness drops to the uid inside).
 - process: a new session as an unprivileged uid of its own when the harness is root, otherwise as the
   caller; scrubbed environment, work dir as cwd/HOME/TMPDIR, resource limits; file-system writes held to its work
-  dir and the devices by Landlock where the kernel has it (else files the caller can write stay writable to it).
+  dir, /dev/shm and the devices by Landlock where the kernel has it (else files the caller can write stay writable to it).
 - none: only a separate process with a scrubbed environment (asked for explicitly, and said loudly).
 On every level: the environment is scrubbed (no tokens), host memory is watched and an overrun ends the
 run with status `memory_exceeded` and the figure, and the whole process tree is killed when grading ends. Where a
