@@ -130,6 +130,11 @@ LANDLOCK_WRITES = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_
 LANDLOCK_FILE_WRITES = (1 << 1) | (1 << 14)  # the write rights that a rule on a file (not a folder) may grant
 
 
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (below 1: none)."""
+    return libc().syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # flag 1: the version, no ruleset
+
+
 def restrict_writes(writable: list[str]) -> bool:
     """From here on this process and all it starts may write to the file system only beneath `writable` (folders:
     any write there; files, a device say: their contents). False where the kernel has no Landlock."""
@@ -140,7 +145,7 @@ def restrict_writes(writable: list[str]) -> bool:
         _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
     c = libc()
-    abi = c.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # flag 1: the ABI version
+    abi = landlock_abi()
     if abi < 1:
         return False
     handled = LANDLOCK_WRITES[min(abi, 3)]

@@ -541,7 +541,7 @@ def test_only_the_frameworks_own_outermost_ops_account_for_framework_time():
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from kb_data.harness.candidate import Server, _registrations
-    from kb_data.harness.profiled import _framework_busy
+    from kb_data.harness.profiled import _cpu_bounded
 
     server = SimpleNamespace(torch=torch, framework_ops=_registrations(torch))
     server._intact_ops = lambda names: Server._intact_ops(server, names)
@@ -563,7 +563,7 @@ def test_only_the_frameworks_own_outermost_ops_account_for_framework_time():
     intact = server._intact_ops({e.name for e in events})
     counted = sorted(e.name for e in events if Server._outermost_framework_op(server, e, intact))
     assert counted == ["aten::add", "aten::clone", "aten::mul", "aten::ones"], counted
-    assert _framework_busy(3.0, 1.25) == 1.25 and _framework_busy(3.0, None) == 3.0 and _framework_busy(0.5, 2.0) == 0.5
+    assert _cpu_bounded(3.0, 1.25) == 1.25 and _cpu_bounded(3.0, None) == 3.0 and _cpu_bounded(0.5, 2.0) == 0.5
 
 
 def test_torch_compile_shows_in_the_profile_under_the_names_the_judge_reads():

@@ -505,7 +505,7 @@ def test_a_process_sandbox_writes_only_in_its_work_dir():
     from kb_data.harness import channel, confine
     from kb_data.io import lock_dir
 
-    if confine.libc().syscall(confine.LANDLOCK_CREATE_RULESET, None, 0, 1) < 1:
+    if confine.landlock_abi() < 1:
         pytest.skip("this kernel has no Landlock")
     sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
     try:
