@@ -19,6 +19,8 @@ import struct
 import threading
 from pathlib import Path
 
+from kb_data.rules import OP_FAMILIES
+
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
 RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time
@@ -480,9 +482,10 @@ class _Symbols:
         return out
 
     def _name_of_address(self, i: int, demangle) -> str | None:
-        """The name of the function symbol `i` starts, or where the linker folded several identical functions into its
-        code (an op's boilerplate: output setters, destructors), what their names share and how many they are: any
-        one of them would name an op that may not have run."""
+        """The name of the function symbol `i` starts. Where the linker folded several identical functions into its
+        code, any one name might be an op that did not run: many ops' boilerplate (output setters, destructors) is
+        named by what the names share and how many they are; code whose every name is of one op family (a GEMM
+        kernel's dtype variants) keeps the name of the fewest families, so that the family's work is still its."""
         first = i
         while first > 0 and self.values[first - 1] == self.values[i]:
             first -= 1
@@ -494,4 +497,8 @@ class _Symbols:
                 names.add(demangle(self.data[start:end].decode(errors="replace")))
         if len(names) <= 1:
             return next(iter(names), None)
+        families = [re.compile(f["cpu"], re.I) for f in OP_FAMILIES.values()]
+        of = lambda name: sum(1 for r in families if r.search(name))  # noqa: E731
+        if any(all(r.search(name) for name in names) for r in families):
+            return f"{min(sorted(names), key=of)} (one of {len(names)} identical functions the linker folded)"
         return f"{os.path.commonprefix(sorted(names))}… ({len(names)} identical functions the linker folded)"

@@ -341,7 +341,8 @@ def test_a_sample_in_a_librarys_linkage_stubs_is_named_as_such():
 def test_a_sample_in_code_the_linker_folded_names_no_one_op_of_it():
     """Identical functions (one op's output setter and another's) share one address in libtorch_cpu: naming a sample
     there after whichever symbol sorts last put 1.9 ms of an honest mul-and-sum in `linalg_inv` on a loaded host, a
-    barred family (session 40). The folded code is named by what its functions' names share."""
+    barred family (session 40). The folded code is named by what its functions' names share, unless every one of them
+    is of one family: a GEMM kernel folded with its dtype twin is still a GEMM's."""
     import re
 
     from kb_data.harness.sampler import _Symbols
@@ -349,18 +350,24 @@ def test_a_sample_in_code_the_linker_folded_names_no_one_op_of_it():
 
     table = _Symbols(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
     raw = lambda k: table.data[table.strings + int(table.offsets[k]):table.data.find(b"\0", table.strings + int(table.offsets[k]))]
+    at = lambda k: next(lo + int(table.values[k]) - v for lo, hi, v in table.segments  # noqa: E731  (its file offset)
+                        if v <= int(table.values[k]) < v + hi - lo)
     barred = re.compile(OP_FAMILIES["linalg_solve"]["cpu"])
     folded = next(k for k in range(1, len(table.values)) if table.values[k] == table.values[k - 1]
                   and raw(k) != raw(k - 1) and (barred.search(raw(k).decode()) is None) != (barred.search(raw(k - 1).decode()) is None))
-    vaddr = int(table.values[folded])
-    offset = next(lo + vaddr - v for lo, hi, v in table.segments if v <= vaddr < v + hi - lo)
-    name = table.names_at([offset])[0]
+    name = table.names_at([at(folded)])[0]
     assert "identical functions the linker folded" in name and not barred.search(name), name
+    gemm = re.compile(OP_FAMILIES["gemm"]["cpu"], re.I)  # folded code all of whose names are a GEMM's stays a GEMM's,
+    names = lambda k: {torch._C._demangle(raw(j).decode()) for j in (k - 1, k)}  # noqa: E731  (what no shared prefix says)
+    folded = next(k for k in range(1, len(table.values)) if table.values[k] == table.values[k - 1]
+                  and not (k + 1 < len(table.values) and table.values[k + 1] == table.values[k])
+                  and len(names(k)) == 2 and all(gemm.search(n) for n in names(k))
+                  and not gemm.search(os.path.commonprefix(sorted(names(k)))))
+    name = table.names_at([at(folded)])[0]
+    assert "identical functions the linker folded" in name and gemm.search(name), name
     unique = next(k for k in range(1, len(table.values) - 1) if table.values[k - 1] < table.values[k] < table.values[k + 1]
                   and barred.search(raw(k).decode()))
-    vaddr = int(table.values[unique])
-    offset = next(lo + vaddr - v for lo, hi, v in table.segments if v <= vaddr < v + hi - lo)
-    assert barred.search(table.names_at([offset])[0])
+    assert barred.search(table.names_at([at(unique)])[0])
 
 
 def test_a_build_that_carries_the_frameworks_machine_code_is_told_by_its_pages(tmp_path):
