@@ -48,6 +48,37 @@ def remove_sysv_ipc(uid: int) -> int:
     return removed
 
 
+SHARED_WRITABLE = ("/dev/shm", "/tmp", "/var/tmp")  # world-writable folders a process sandbox shares with the host
+
+
+def remove_files_of(uid: int, folders=SHARED_WRITABLE) -> list[str]:
+    """Remove what this uid left at the top of the host's shared writable folders (POSIX shared memory and
+    semaphores in /dev/shm; /tmp and /var/tmp where Landlock is missing): it would outlive the sandbox and hold the
+    host's memory. Called once every process of the uid is gone, so nothing races it; links are removed, never
+    followed. Returns the paths removed."""
+    from kb_data.io import remove_tree
+
+    removed = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+                if st.st_uid != uid:
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    remove_tree(e.path)
+                else:
+                    os.unlink(e.path)
+                removed.append(e.path)
+            except OSError:
+                continue
+    return removed
+
+
 def die_with_parent(parent_gone) -> None:
     """SIGKILL when the parent dies, and an end now if it died already (it would then send nothing)."""
     libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

@@ -413,6 +413,7 @@ class Sandbox:
             remove_tree(self.base)
             if self.uid is not None and self.level != "strong":  # a strong sandbox's went with its IPC namespace
                 confine.remove_sysv_ipc(self.uid)
+                confine.remove_files_of(self.uid)
         finally:  # its cgroups and uid go back whatever the rest did
             if self.cgroup is not None:
                 self.cgroup.remove()

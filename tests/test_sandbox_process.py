@@ -516,3 +516,39 @@ def test_a_process_sandbox_writes_only_in_its_work_dir():
     work = next(k for k in got if k not in ("/tmp", "/var/tmp", "/dev/shm", "/dev/null"))
     assert got == {"/tmp": "PermissionError", "/var/tmp": "PermissionError", "/dev/shm": "written",
                    work: "written", "/dev/null": 1}, got
+
+
+def _leave_files_in_dev_shm_then_report(sock) -> None:
+    from kb_data.harness import channel
+
+    left = [f"/dev/shm/kb-left-{os.getpid()}", f"/dev/shm/kb-left-dir-{os.getpid()}"]
+    with open(left[0], "w") as f:
+        f.write("x")
+    os.makedirs(f"{left[1]}/a/b")
+    with open(f"{left[1]}/a/b/c", "w") as f:
+        f.write("x")
+    channel.send(sock, {"left": left})
+    _sleep_forever(sock)
+
+
+def test_files_a_process_sandbox_leaves_in_dev_shm_go_with_it():
+    """POSIX shared memory and semaphores are files in the host's /dev/shm, which a process sandbox may write: left
+    there they would outlive it and hold the host's memory. Its uid's files are removed when it closes."""
+    from kb_data.harness import channel
+    from kb_data.io import lock_dir
+
+    if not sandbox.own_uid("process"):
+        pytest.skip("a process sandbox gets a uid of its own only where the harness runs as root")
+    mine = Path("/dev/shm") / f"kb-host-file-{os.getpid()}"
+    mine.write_text("the host's")
+    sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    try:
+        sb.start(_leave_files_in_dev_shm_then_report)
+        left = channel.recv(sb.sock, timeout_s=60)["left"]
+        assert all(os.path.lexists(p) for p in left)
+    finally:
+        sb.close()
+    try:
+        assert not [p for p in left if os.path.lexists(p)] and mine.read_text() == "the host's"
+    finally:
+        mine.unlink()
