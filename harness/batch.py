@@ -8,7 +8,6 @@ resumes where it stopped: a (problem, solution hash, model) already in the file 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import sys
@@ -26,7 +25,7 @@ from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness import build
 from kb_data.harness.build import ensure_built
-from kb_data.harness.grade import JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit
+from kb_data.harness.grade import JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit, source_sha256
 from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import cuda_devices, map_per_device
 
@@ -180,8 +179,7 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
         except ProblemError as e:
             print(f"skip {job.submission}: {e}")
             continue
-        sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
-        key = record_key(problem.problem_id, sha, model)
+        key = record_key(problem.problem_id, source_sha256(code), model)
         if key in sink.done or key in queued:
             continue
         queued.add(key)

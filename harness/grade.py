@@ -74,14 +74,38 @@ def default_device() -> str:
     return "cuda:0" if cuda_devices() else "cpu"
 
 
+def storable(code: str) -> str:
+    """The source as a record holds it: unchanged, unless it has lone surrogates (what json.loads makes of a tool
+    call's "\\ud800"), which no UTF-8 text can hold: those are written as their escapes."""
+    try:
+        code.encode("utf-8")
+        return code
+    except UnicodeEncodeError:
+        return code.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def source_sha256(code: str) -> str:
+    """The record's solution_sha256 of a source: the hash of what the record stores."""
+    return hashlib.sha256(storable(code).encode("utf-8")).hexdigest()
+
+
 def static_checks(code: str, name: str) -> dict:
-    """What the source says before it runs: syntax, and patterns worth recording as evidence."""
+    """What the source says before it runs: syntax, and patterns worth recording as evidence. A source Python
+    cannot parse or this scan cannot walk (an expression nested past the parser's or the interpreter's depth,
+    text that is not Unicode) is a syntax error of the submission's, never the grader's failure."""
     out = {"syntax_error": None, "findings": []}
     try:
         tree = ast.parse(code, filename=name)
+        out["findings"] = _findings(tree)
     except SyntaxError as e:
         out["syntax_error"] = f"{name}: syntax error at line {e.lineno}: {e.msg}"
-        return out
+    except (ValueError, RecursionError, MemoryError) as e:
+        out["syntax_error"] = f"{name}: cannot be parsed: {type(e).__name__}: {str(e)[:200]}"
+    return out
+
+
+def _findings(tree: ast.AST) -> list:
+    out = {"findings": []}
     for node in ast.walk(tree):
         targets = []
         if isinstance(node, ast.Assign):
@@ -110,7 +134,7 @@ def static_checks(code: str, name: str) -> dict:
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(m.startswith("kb_data") for m in mods):
                 out["findings"].append(("timer_tampered", f"line {node.lineno}: imports the harness ({', '.join(mods)})"))
-    return out
+    return out["findings"]
 
 
 @lru_cache(maxsize=512)
@@ -127,6 +151,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     opt = options or Options()
     device = opt.device or default_device()
     rules = with_checks(problem.rules)
+    code, raw = storable(code), code
     sol_sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     problems_revision = problems_revision or problems_revision_of(problem)
@@ -138,7 +163,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         created_at=created, host=platform.node(), schema_version=SCHEMA_VERSION,
         device_index=int(device.split(":")[1]) if device.startswith("cuda:") else None,
     )
-    static = static_checks(code, name)
+    static = static_checks(raw, name)  # text that is not Unicode fails here (and is stored with its escapes)
     if static["syntax_error"]:
         return _finish(rec, {"status": "compile_error", "error": static["syntax_error"]}, opt, device), None
 

@@ -12,7 +12,6 @@ resumable records folder (a pair graded before is not graded again: its stored r
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from contextlib import closing
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import INFORMATIONAL_FLAGS, RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.batch import RecordSink, grouped_by_problem, record_key, visible_devices
-from kb_data.harness.grade import Options, grade
+from kb_data.harness.grade import Options, grade, source_sha256
 from kb_data.harness.worker import map_per_device
 
 
@@ -52,7 +51,7 @@ def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None =
             stored = {record_key(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
         todo = []
         for i, problem, source in items:
-            key = record_key(problem.problem_id, hashlib.sha256(source.encode("utf-8")).hexdigest(), options.model)
+            key = record_key(problem.problem_id, source_sha256(source), options.model)
             if key in stored:
                 yield i, stored[key]
             else:
@@ -76,11 +75,16 @@ def _stream(todo, devices, options, baselines, sink) -> Iterator[tuple[int, RunR
         return rec
 
     # closing the generator (an early close of grade_sources) lets the workers finish what they hold, no more
+    failed = []
     with closing(map_per_device(devices, todo, grade_on, group=lambda t: t[1].problem_id)) as results:
         for (i, _, _), rec, error in results:
-            if error is not None:  # grade() never raises for a bad submission: this is the harness's own failure
-                raise RuntimeError(f"grading pair {i} failed in the harness: {error}") from error
+            if error is not None:  # grade() never raises for a bad submission: the harness's own failure, said once
+                failed.append((i, error))  # every other pair is graded first (and kept in `out`)
+                continue
             yield i, rec
+    if failed:
+        raise RuntimeError("grading failed in the harness for pair(s) " + "; ".join(
+            f"{i}: {type(e).__name__}: {e}" for i, e in failed) + " (every other pair was graded)") from failed[0][1]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The training-loop API: source strings in, records out as they finish, on the batch pipeline; the reward policy."""
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import replace
 
@@ -39,6 +40,42 @@ def test_an_unknown_problem_stops_everything_before_grading(tmp_path):
     assert not (tmp_path / "records.jsonl").exists()
     with pytest.raises(TypeError, match="pair 0"):
         list(grade_sources([("19_ReLU", b"bytes")], options=OPT, problems_root=SMALL_PROBLEMS))
+
+
+def test_a_source_python_cannot_take_is_its_own_compile_error_and_the_others_are_graded(tmp_path):
+    """Red team, session 41: a lone surrogate (json.loads of a tool call's "\\ud800") raised out of grade_sources
+    before anything was graded, and an expression nested past the parser's depth raised out of grade() (ast.parse
+    raises RecursionError or MemoryError there, not SyntaxError), taking every later pair's record with it."""
+    surrogate = HONEST_RELU + "NOTE = '\ud800'\n"
+    deep = HONEST_RELU + "DEEP = x" + "[0]" * 120000 + "\n"
+    pairs = [("19_ReLU", surrogate), ("19_ReLU", deep), ("19_ReLU", HONEST_RELU)]
+    got = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
+    assert [got[i].status for i in range(3)] == ["compile_error", "compile_error", "ok"]
+    assert "UnicodeEncodeError" in got[0].error and "cannot be parsed" in got[1].error
+    # the record holds the surrogate as its escape, and its hash is the hash of what it holds
+    assert got[0].solution_code.endswith("NOTE = '\\ud800'\n")
+    assert got[0].solution_sha256 == hashlib.sha256(got[0].solution_code.encode("utf-8")).hexdigest()
+    again = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
+    assert len(RecordSink(tmp_path).records()) == 3 and again[0].to_row() == got[0].to_row()  # resumed, not regraded
+
+
+def test_a_pair_the_harness_fails_on_costs_no_other_pair_its_record(tmp_path, monkeypatch):
+    from kb_data.harness import rewards
+
+    real = rewards.grade
+
+    def failing_on_wrong(problem, source, **kw):
+        if source == WRONG_RELU:
+            raise OSError("the harness's own failure")
+        return real(problem, source, **kw)
+
+    monkeypatch.setattr(rewards, "grade", failing_on_wrong)
+    got = []
+    with pytest.raises(RuntimeError, match=r"pair\(s\) 0: OSError: the harness's own failure .*every other pair"):
+        for i, rec in grade_sources([("19_ReLU", WRONG_RELU), ("19_ReLU", HONEST_RELU), ("19_ReLU", BROKEN)],
+                                    options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS):
+            got.append((i, rec.status))
+    assert sorted(got) == [(1, "ok"), (2, "compile_error")] and len(RecordSink(tmp_path).records()) == 2
 
 
 def test_closing_early_stops_the_workers_after_what_they_hold(tmp_path):
