@@ -19,13 +19,14 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kb_data.io import open_lock_file
+from kb_data.io import open_lock_file, write_bytes_atomic
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness import build
 from kb_data.harness.build import ensure_built
-from kb_data.harness.grade import JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit, source_sha256
+from kb_data.harness.grade import (JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit, source_sha256,
+                                   verdict_options)
 from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import cuda_devices, map_per_device
 
@@ -73,14 +74,16 @@ def record_key(problem_id: str, sol_sha: str, model: str | None) -> str:
 
 
 class OutputBusy(RuntimeError):
-    """Another batch holds the output folder."""
+    """Another batch holds the output folder, or it holds records graded with other options."""
 
 
 class RecordSink:
     """Append-only JSONL of records; the set of finished keys makes a batch resumable. Only the grading parent
     writes it, and it holds an exclusive lock on the folder while it does (a second batch gets a clear error)."""
 
-    def __init__(self, out_dir: Path):
+    def __init__(self, out_dir: Path, grading: dict | None = None):
+        """`grading`: the options that decide a verdict (grade.verdict_options), which a folder keeps in
+        grading.json: records graded under others are never served to a batch that resumes in it (None: read only)."""
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = open_lock_file(self.dir / ".lock")
@@ -91,6 +94,12 @@ class RecordSink:
             raise OutputBusy(f"{self.dir} is being written by another batch (its .lock is held); wait for it or "
                              "choose another --out") from None
         self.path = self.dir / "records.jsonl"
+        if grading is not None:
+            try:
+                self._same_grading(grading)
+            except BaseException:
+                self._lock.close()
+                raise
         self.baselines_path = self.dir / "baselines.jsonl"
         self.lock = threading.Lock()
         self.done: set[str] = set()
@@ -99,6 +108,27 @@ class RecordSink:
             _end_torn_line(path)
         for r in _rows(self.path):  # a line cut by a crash mid-write is skipped: its job runs again
             self.done.add(record_key(r["problem_id"], r["solution_sha256"], r.get("model")))
+
+    def _same_grading(self, grading: dict) -> None:
+        kept = self.dir / "grading.json"
+        if kept.exists():
+            try:
+                before = json.loads(kept.read_text(encoding="utf-8"))
+            except ValueError:
+                before = None
+        else:
+            before = None if self.path.exists() and self.path.stat().st_size else grading
+        if before != grading:
+            if before is None:
+                what = "options not recorded (no readable grading.json)"
+            else:
+                differ = sorted(k for k in set(grading) | set(before) if before.get(k) != grading.get(k))
+                what = (f"{', '.join(differ)}: { {k: before.get(k) for k in differ} } there, "
+                        f"{ {k: grading.get(k) for k in differ} } now")
+            raise OutputBusy(f"{self.dir} holds records graded with other options ({what}); resuming there would serve "
+                             "them as this grading's: choose another --out")
+        if not kept.exists():
+            write_bytes_atomic(kept, (json.dumps(grading, sort_keys=True, indent=1) + "\n").encode())
 
     def measured_baselines(self) -> list[dict]:
         """The baseline rows this folder's batch measured so far."""
@@ -201,7 +231,7 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
               ray_address: str | None = None, progress: bool = True) -> RecordSink:
     options = options or Options()
     jobs = discover(batch)
-    sink = RecordSink(out_dir)
+    sink = RecordSink(out_dir, verdict_options(options))
     baselines = baselines if baselines is not None else BaselineIndex([])
     for row in sink.measured_baselines():  # a resumed batch times the rest against the rows its first part measured
         baselines.add(row)

@@ -70,6 +70,17 @@ class Options:
     extra: dict = field(default_factory=dict)
 
 
+# what decides a record's verdict or numbers besides the submission, the problem and the machine: a records folder
+# holds records of one such setting, so that resuming never serves a record graded under another (red team, session
+# 41: an --allow-framework record replayed to a strict loop as ok 5.2x)
+VERDICT_OPTIONS = ("gpu", "timeout_s", "require_custom_kernel", "check_fp64", "measure_baseline", "compile_baseline",
+                   "pair_reference", "sandbox", "memory_limit_gb", "trials", "warmup", "extra")
+
+
+def verdict_options(opt: Options) -> dict:
+    return json.loads(json.dumps({k: getattr(opt, k) for k in VERDICT_OPTIONS}, sort_keys=True, default=str))
+
+
 def default_device() -> str:
     return "cuda:0" if cuda_devices() else "cpu"
 

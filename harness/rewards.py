@@ -21,7 +21,7 @@ from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import INFORMATIONAL_FLAGS, RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.batch import RecordSink, grouped_by_problem, record_key, visible_devices
-from kb_data.harness.grade import Options, grade, source_sha256
+from kb_data.harness.grade import Options, grade, source_sha256, verdict_options
 from kb_data.harness.worker import map_per_device
 
 
@@ -44,7 +44,7 @@ def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None =
             unknown.append(f"pair {i}: {e}")
     if unknown:
         raise ProblemError("unknown problems, nothing graded:\n" + "\n".join(unknown))
-    sink = RecordSink(out) if out is not None else None
+    sink = RecordSink(out, verdict_options(options)) if out is not None else None
     try:
         stored = {}
         if sink is not None:

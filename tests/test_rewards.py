@@ -78,6 +78,24 @@ def test_a_pair_the_harness_fails_on_costs_no_other_pair_its_record(tmp_path, mo
     assert sorted(got) == [(1, "ok"), (2, "compile_error")] and len(RecordSink(tmp_path).records()) == 2
 
 
+def test_a_folder_never_serves_records_graded_under_other_options(tmp_path):
+    """Red team, session 41: the README's reward example grades with framework ops allowed into its folder; a strict
+    loop resuming there was served that folder's `ok` for the framework's own op (the key is the problem, the source
+    and the model). The folder keeps the options that decide a verdict and refuses a grading under others."""
+    from kb_data.harness.batch import OutputBusy
+
+    pairs = [("19_ReLU", HONEST_RELU)]
+    assert [r.status for _, r in grade_sources(pairs, options=OPT, workers=1, out=tmp_path / "a",
+                                                problems_root=SMALL_PROBLEMS)] == ["ok"]
+    strict = replace(OPT, require_custom_kernel=True)
+    with pytest.raises(OutputBusy, match=r"other options \(require_custom_kernel: \{'require_custom_kernel': False\}"):
+        list(grade_sources(pairs, options=strict, workers=1, out=tmp_path / "a", problems_root=SMALL_PROBLEMS))
+    assert len(RecordSink(tmp_path / "a").records()) == 1  # nothing served, nothing graded
+    (tmp_path / "a" / "grading.json").unlink()  # records whose options the folder does not say are not served either
+    with pytest.raises(OutputBusy, match="not recorded"):
+        list(grade_sources(pairs, options=OPT, workers=1, out=tmp_path / "a", problems_root=SMALL_PROBLEMS))
+
+
 def test_closing_early_stops_the_workers_after_what_they_hold(tmp_path):
     slow_wrong = f"import time\ntime.sleep(2)\n{WRONG_RELU}"
     pairs = [("19_ReLU", slow_wrong + f"# {k}\n") for k in range(6)]  # distinct sources: six jobs
