@@ -28,11 +28,13 @@ DRAIN_S = 0.05  # the judge reads every ring this often while a batch runs: a th
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 PLT_STUB = "[plt stub]"  # the name of a sample in a library's procedure linkage table
 # torch's kernels and the math libraries it (or numpy) calls, by file name, with the math runtimes that hold a GEMM of
-# their own (libgfortran's MATMUL, which numpy's wheel ships; other BLAS builds); not torch's Python bindings or c10
+# their own (libgfortran's MATMUL, which numpy's wheel ships; other BLAS builds) and numpy's own compiled array math
+# (einsum's sum-of-products loops are a GEMM without BLAS: red team, session 41); not torch's Python bindings or c10
 # (argument parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
 FRAMEWORK_CODE = re.compile(r"/(libtorch_cpu|libtorch|libcaffe2\w*|libmkl\w*|libdnnl|libmkldnn|libopenblas\w*|"
                             r"libscipy_openblas\w*|libblas|liblapack\w*|libarmpl\w*|libnvpl\w*|libsleef|"
-                            r"libgfortran\w*|libgslcblas|libcblas|lib[st]?atlas|libblis\w*|libflame|libxsmm\w*)[.-][^/]*$")
+                            r"libgfortran\w*|libgslcblas|libcblas|lib[st]?atlas|libblis\w*|libflame|libxsmm\w*|"
+                            r"_multiarray_umath|_umath_linalg|_pocketfft_umath|lapack_lite)[.-][^/]*$")
 
 
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
