@@ -535,7 +535,7 @@ def _harness_surface(timing) -> dict:
     """This process's own timing machinery by name: the functions a timed call goes through."""
     out = {f"harness.timing.{n}": (timing, n) for n in ("_perf_counter", "_cuda_sync", "_event_elapsed", "_event_record",
                                                           "_Event", "_same", "_snapshot", "_touch", "_zero_", "_fill_",
-                                                          "_copy_", "_detach", "_clone", "_reshape", "_sum", "_item",
+                                                          "_copy_", "_detach", "_clone", "_reshape", "_sum", "_item", "_reset_persisting_l2",
                                                           "modes_active", "shadowed", "timer_surface_changes",
                                                           "hooks_changed")}
     out.update({f"harness.timing.Timer.{n}": (timing.Timer, n) for n in ("_timed", "timed_batch", "flush", "run",

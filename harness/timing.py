@@ -50,6 +50,22 @@ def manual_seed(seed: int) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
+def _driver_call(name: str):
+    """A CUDA driver function that takes no argument, bound now (before any submission loads); None without one."""
+    import ctypes
+
+    try:
+        fn = getattr(ctypes.CDLL("libcuda.so.1"), name)
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, []
+    return fn
+
+
+# L2 lines a kernel marked persisting (an access-policy window within cudaLimitPersistingL2CacheSize) outlive a flush
+# of normal lines: reset before each flush, they are flushed like any other (BENCHMARKS.md, session 41)
+_reset_persisting_l2 = _driver_call("cuCtxResetPersistingL2Cache") if torch.version.cuda else None
+
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # > 4x the L2 of any current GPU (H100/H200: 50-60 MB, B200: 126 MB)
 
 # 4x the largest L2 of a current x86 server core (2 MB): what the previous call left in the core's own caches. The
@@ -205,6 +221,8 @@ class Timer:
         drew the value for it, and reads the buffer at secret places and moments: a flush skipped or cut short leaves
         another value, flushes skipped between the first and the last an earlier call's)."""
         if self.flush_buf is not None:
+            if self.cuda and _reset_persisting_l2 is not None:
+                _reset_persisting_l2()
             if self.flush_value is None:
                 _zero_(self.flush_buf)
             else:
