@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from dataclasses import replace
 
@@ -85,8 +86,8 @@ def test_a_folder_never_serves_records_graded_under_other_options(tmp_path):
     from kb_data.harness.batch import OutputBusy
 
     pairs = [("19_ReLU", HONEST_RELU)]
-    assert [r.status for _, r in grade_sources(pairs, options=OPT, workers=1, out=tmp_path / "a",
-                                                problems_root=SMALL_PROBLEMS)] == ["ok"]
+    (_, rec), = grade_sources(pairs, options=OPT, workers=1, out=tmp_path / "a", problems_root=SMALL_PROBLEMS)
+    assert rec.status == "ok" and "framework ops allowed" in json.loads(rec.flag_details)["checks_off"][0]  # it says so
     strict = replace(OPT, require_custom_kernel=True)
     with pytest.raises(OutputBusy, match=r"other options \(require_custom_kernel: \{'require_custom_kernel': False\}"):
         list(grade_sources(pairs, options=strict, workers=1, out=tmp_path / "a", problems_root=SMALL_PROBLEMS))
