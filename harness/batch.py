@@ -19,14 +19,13 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kb_data.io import open_lock_file, write_bytes_atomic
+from kb_data.io import open_lock_file, source_sha256, write_bytes_atomic
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness import build
 from kb_data.harness.build import ensure_built
-from kb_data.harness.grade import (JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit, source_sha256,
-                                   verdict_options)
+from kb_data.harness.grade import JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit, verdict_options
 from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import cuda_devices, map_per_device
 

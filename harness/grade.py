@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kb_data import __version__ as HARNESS_VERSION
 from kb_data.gpus import gpu_key, roofline_ms
+from kb_data.io import source_sha256, storable
 from kb_data.meta import analyze_on_meta
 from kb_data.problems import LoadedProblem, ProblemSet, problems_revision_of
 from kb_data.rules import with_checks
@@ -83,21 +84,6 @@ def verdict_options(opt: Options) -> dict:
 
 def default_device() -> str:
     return "cuda:0" if cuda_devices() else "cpu"
-
-
-def storable(code: str) -> str:
-    """The source as a record holds it: unchanged, unless it has lone surrogates (what json.loads makes of a tool
-    call's "\\ud800"), which no UTF-8 text can hold: those are written as their escapes."""
-    try:
-        code.encode("utf-8")
-        return code
-    except UnicodeEncodeError:
-        return code.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def source_sha256(code: str) -> str:
-    """The record's solution_sha256 of a source: the hash of what the record stores."""
-    return hashlib.sha256(storable(code).encode("utf-8")).hexdigest()
 
 
 def static_checks(code: str, name: str) -> dict:
@@ -163,7 +149,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     device = opt.device or default_device()
     rules = with_checks(problem.rules)
     code, raw = storable(code), code
-    sol_sha = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    sol_sha = source_sha256(raw)
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     problems_revision = problems_revision or problems_revision_of(problem)
     rec = RunRecord(

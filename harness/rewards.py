@@ -21,7 +21,8 @@ from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import INFORMATIONAL_FLAGS, RunRecord
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness.batch import RecordSink, grouped_by_problem, record_key, visible_devices
-from kb_data.harness.grade import Options, grade, source_sha256, verdict_options
+from kb_data.harness.grade import Options, grade, verdict_options
+from kb_data.io import source_sha256
 from kb_data.harness.worker import map_per_device
 
 

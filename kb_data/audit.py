@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .io import source_sha256, storable
 from .schema import UPSTREAM_RUN_COLUMNS, RunRecord, SchemaError
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".csv")
@@ -243,10 +244,6 @@ def solution_code(rec: RunRecord, folder: Path, root: Path | None = None) -> tup
     return None, f"no file {SOLUTIONS_DIR}/{names[0]} in the dataset"
 
 
-def sha256_text(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
-
-
 # ---------------------------------------------------------------------------
 # Grading: a manifest for the batch machinery, then the join
 
@@ -268,11 +265,11 @@ def write_manifest(items: list[tuple[RunRecord, str]], out: Path,
     graded = graded or {}
     jobs: dict[tuple[str, str], Job] = {}
     for rec, code in sorted(items, key=lambda it: (it[0].problem_id, it[0].model or "", it[0].record_id)):
-        key = (rec.problem_id, sha256_text(code))
+        key = (rec.problem_id, source_sha256(code))
         if key not in jobs:
             path = out / SOLUTIONS_DIR / f"{key[1]}.py"
             if not path.exists():
-                _write_atomic(path, code.encode("utf-8"))
+                _write_atomic(path, storable(code).encode("utf-8"))
             jobs[key] = Job(key[0], key[1], graded.get(key, rec.model or "unknown"), path)
     lines = [json.dumps({"problem": j.problem_id, "submission": str(j.path.resolve()), "model": j.model}, sort_keys=True)
              for j in jobs.values()]
@@ -331,7 +328,7 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
         graded = {(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
     audit_records, audited = [], []
     for rec, code in items:
-        job = jobs[(rec.problem_id, sha256_text(code))]
+        job = jobs[(rec.problem_id, source_sha256(code))]
         g = graded.get((job.problem_id, job.sha, job.model))
         if g is None:
             skipped.append((rec, "not graded (the problem could not be loaded, or the batch was interrupted)"))

@@ -12,6 +12,7 @@ line that is not JSON is an error naming file:line.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -192,3 +193,18 @@ def tail_text(path: str | Path, n: int = 2000) -> str:
     except OSError:
         return ""
 
+
+def storable(text: str) -> str:
+    """The text as a record or a file holds it: unchanged, unless it has lone surrogates (what json.loads makes of a
+    "\\ud800" escape, in a tool call's submission or a runs dataset's row), which no UTF-8 text can hold: those are
+    written as their escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def source_sha256(code: str) -> str:
+    """A record's solution_sha256 of a source: the hash of the text the record holds (storable)."""
+    return hashlib.sha256(storable(code).encode("utf-8")).hexdigest()

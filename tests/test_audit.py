@@ -19,6 +19,7 @@ import pytest
 from kb_data import audit as AU
 from kb_data.builders.common import validate_folder
 from kb_data.cli import main
+from kb_data.io import source_sha256
 from kb_data.schema import UPSTREAM_RUN_COLUMNS, RunRecord
 from tests.corpus import CORPUS, SMALL_PROBLEMS
 from tests.hub_support import configure_clients
@@ -234,7 +235,7 @@ def test_pinned_revision_and_filters_without_grading(published, tmp_path):
                                         if AU.solution_code(r, src.folder, src.root)[0] is not None and r.run_dir.endswith("100000")],
                                        tmp_path / "m")
     assert len(jobs) == N_JOBS and len(manifest.read_text().splitlines()) == N_JOBS
-    gelu = ("v3/level1/26_GELU_", AU.sha256_text(CASES[0][5]))
+    gelu = ("v3/level1/26_GELU_", source_sha256(CASES[0][5]))
     assert jobs[gelu].model == "Agent B Long Name"  # the first model of the two sharing the code
     # a grade already made under the other model (an earlier run with --model agent-a) is reused, not redone
     _, again = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
@@ -462,3 +463,16 @@ def test_a_malformed_data_file_is_a_clear_error_naming_it(tmp_path, name, text):
     (folder / name).write_text(text)
     with pytest.raises(AU.AuditError, match=f"{name}: "):
         AU.read_source_records(AU.open_source(str(folder)), SMALL_PROBLEMS)
+
+
+def test_a_record_whose_code_no_utf8_text_holds_costs_no_other_record_its_audit(tmp_path):
+    """Red team, session 41: a runs row's solution_code with a lone surrogate (a JSON "\\ud800") raised out of the
+    audit's manifest, and no record of the dataset was audited. Its file holds the escape, under the hash of what it holds."""
+    odd, plain = "x = '\ud800'\n", "x = 1\n"
+    recs = [RunRecord(record_id=f"r{i}", problem_id="v3/level1/26_GELU_", model="m", solution_code=code)
+            for i, code in enumerate((odd, plain))]
+    manifest, jobs = AU.write_manifest([(r, r.solution_code) for r in recs], tmp_path)
+    assert len(jobs) == 2 and len(manifest.read_text().splitlines()) == 2
+    job = jobs[("v3/level1/26_GELU_", source_sha256(odd))]
+    assert job.path.read_text(encoding="utf-8") == "x = '\\ud800'\n"
+    assert source_sha256(job.path.read_text(encoding="utf-8")) == job.sha
