@@ -9,6 +9,13 @@ import signal
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
+UID_BASE, UID_SLOTS = 2_000_000, 4096  # sandbox uids (harness/sandbox.py leases them): far above any real account's
+
+
+def a_sandbox_uid(uid: int) -> bool:
+    return UID_BASE <= uid < UID_BASE + UID_SLOTS
+
+
 PTYS = 16  # pseudo-terminals the strong sandbox may open (its own devpts instance; the host has 4096 in all)
 NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38

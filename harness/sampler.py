@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 
 from kb_data.rules import OP_FAMILIES
+from kb_data.harness import confine
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
@@ -281,15 +282,16 @@ def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: 
     """Whether a mapped file's code was made at run time: a file made (or changed, renamed, linked) after `since`,
     when the submission's process had not yet loaded (the framework's generated kernels saved to a file, a library
     copied under another name, torch.compile's output), or no regular file at all (a private mapping of /dev/zero
-    written with code). The file's status-change time, which no one but the kernel sets; a file the judge cannot stat
-    counts as made at run time."""
+    written with code), or a file a sandbox's uid owns, whenever it was made (a submission graded earlier or beside
+    this one left a renamed copy of OpenBLAS in the host's /dev/shm for it: red team, session 41). The file's
+    status-change time, which no one but the kernel sets; a file the judge cannot stat counts as made at run time."""
     for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
         try:
             st = os.stat(where)
         except OSError:
             continue
         if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
-            return st.st_ctime >= since or not stat.S_ISREG(st.st_mode)
+            return st.st_ctime >= since or not stat.S_ISREG(st.st_mode) or confine.a_sandbox_uid(st.st_uid)
     return True
 
 

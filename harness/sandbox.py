@@ -37,8 +37,6 @@ from kb_data.harness.procfs import parent_and_inner_pid, schedstat_ms, status_fi
 from kb_data.io import open_lock_file, remove_tree, tail_text
 
 LEVELS = ("strong", "process", "none")
-UID_BASE = 2_000_000   # sandbox uids: far above any real account's
-UID_SLOTS = 4096
 ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
             "NVIDIA_DRIVER_CAPABILITIES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
             "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TORCHINDUCTOR_COMPILE_THREADS", "CUDA_LAUNCH_BLOCKING")  # the last: the operator's debugging switch
@@ -108,16 +106,16 @@ class _UidLease:
 
     def __init__(self, lock_dir: Path):
         lock_dir.mkdir(parents=True, exist_ok=True)
-        start = (os.getpid() * 7) % UID_SLOTS
-        for k in range(UID_SLOTS):
-            slot = (start + k) % UID_SLOTS
+        start = (os.getpid() * 7) % confine.UID_SLOTS
+        for k in range(confine.UID_SLOTS):
+            slot = (start + k) % confine.UID_SLOTS
             f = open_lock_file(lock_dir / f"uid{slot}.lock")
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 f.close()
                 continue
-            self.uid, self._f = UID_BASE + slot, f
+            self.uid, self._f = confine.UID_BASE + slot, f
             return
         raise SandboxUnavailable("no free sandbox uid")
 

@@ -285,6 +285,15 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
     assert [r[2] for r in region_of(new, None)] == [False]  # no moment given: named by file alone, as before
     os.utime(old, (0, 0))  # times a user may set leave the status-change time, which moves to now
     assert [r[2] for r in region_of(old, since)] == [True]
+    if os.geteuid() == 0:  # a file a sandbox's uid made before this candidate started (another submission's) is
+        from kb_data.harness.confine import UID_BASE  # code made at run time too (red team, session 41)
+
+        left = tmp_path / "left_by_another_submission.so"
+        left.write_bytes(b"\xc3" * 4096)
+        os.chown(left, UID_BASE + 7, -1)
+        since = time.time() + 0.05
+        time.sleep(0.1)
+        assert [r[2] for r in region_of(left, since)] == [True]
 
 
 def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run_time(tmp_path):
