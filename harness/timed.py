@@ -492,7 +492,8 @@ def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:
             flag(res, "side_stream_work", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} "
                   f"us (median), against {calibrated_ms * 1e3:.1f} us in its calibration before the submission loaded"
                   + (f" and {ref * 1e3:.1f} us ahead of the reference's calls" if ref is not None else "")
-                  + ": work of forward on another stream ran during it")
+                  + ": work of forward on another stream ran during it, or L2 lines it kept persisting were reset "
+                  "ahead of it (the flush resets them, so that they do not outlive it)")
     if calibrated_ms and cand < rules["flush_floor_share"] * calibrated_ms:
         flag(res, "timer_tampered", f"the L2 flush ahead of the candidate's timed calls took {cand * 1e3:.1f} us "
               f"(median), against {calibrated_ms * 1e3:.1f} us in its calibration: it did not flush the cache as "

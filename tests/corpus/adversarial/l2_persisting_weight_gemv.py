@@ -4,8 +4,11 @@ an access-policy window over the weight (as much of it as the set-aside holds: 3
 the flush before each timed call, whose lines are normal, evicts everything but those lines: each call then reads a
 quarter of its weight from L2 instead of HBM. Work of its own, but timed warm where the reference is timed cold (the
 H100, session 41: 1.11-1.22x on GEMVs of 8-32 MB behind the 256 MiB flush, benchmarks/probes/s41_l2_persist.py).
+The flush now resets persisting lines first (cuCtxResetPersistingL2Cache), which takes the gain away (the same GEMVs
+then ran 1.18-1.33x slower than without persistence) and shows in the flush's own time: 229 us against 87 us in its
+calibration, so the grading is rejected (the honest twin: ok 0.92x, its flush 86 us).
 Problem: v3/tile_specialized/gemv_fp16
-Verdict: unaffected
+Verdict: rejected [side_stream_work]
 Device: cuda
 """
 import ctypes
