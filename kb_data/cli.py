@@ -373,7 +373,8 @@ def main(argv=None) -> int:
     except Exception as e:  # a clear one-line error instead of a traceback for expected failures
         # the package's own error types, from the modules this command loaded (importing one would cost torch's import)
         ours = [getattr(sys.modules[m], n) for m, n in (("kb_data.problems", "ProblemError"),
-                ("kb_data.schema", "SchemaError"), ("kb_data.store", "IntegrityError")) if m in sys.modules]
+                ("kb_data.schema", "SchemaError"), ("kb_data.store", "IntegrityError"),
+                ("kb_data.harness.batch", "OutputBusy")) if m in sys.modules]
         if isinstance(e, (*ours, OSError, ValueError, KeyError)):  # OSError: a missing file, a folder for a file, ...
             print(f"kb {args.cmd}: error: {e}", file=sys.stderr)
             return 2

@@ -158,7 +158,7 @@ def test_record_sink_skips_torn_lines(tmp_path):
     assert RecordSink(tmp_path).done == {"a|s|m"}
 
 
-def test_a_second_batch_into_the_same_folder_is_refused_and_a_manifest_grades_each_job_once(tmp_path):
+def test_a_second_batch_into_the_same_folder_is_refused_and_a_manifest_grades_each_job_once(tmp_path, capsys):
     from kb_data.harness.batch import OutputBusy
 
     first = RecordSink(tmp_path / "out")
@@ -174,6 +174,13 @@ def test_a_second_batch_into_the_same_folder_is_refused_and_a_manifest_grades_ea
     sink = run_batch(manifest, tmp_path / "once", problems_root=SMALL_PROBLEMS,
                      options=Options(device="cpu", trials=3, warmup=1), workers=1, progress=False)
     assert [r.status for r in sink.records()] == ["ok"]
+    from kb_data.cli import main  # the same folder under other verdict options: one line, nothing graded
+
+    assert main(["eval", "--batch", str(manifest), "--out", str(tmp_path / "once"), "--problems", str(SMALL_PROBLEMS),
+                 "--device", "cpu", "--trials", "3", "--warmup", "1", "--allow-framework"]) == 2
+    err = capsys.readouterr().err
+    assert "holds records graded with other options (require_custom_kernel" in err and "Traceback" not in err
+    assert len(RecordSink(tmp_path / "once").records()) == 1
 
 
 def test_run_per_device_hands_each_item_to_one_device_and_stops_when_told():
