@@ -238,6 +238,11 @@ class Record:
 def _check_type(value: Any, t: pa.DataType, where: str) -> None:
     if pa.types.is_string(t):
         ok = isinstance(value, str)
+        if ok:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:  # a lone surrogate, from a JSON "\ud800": no Parquet file can hold it
+                raise SchemaError(f"{where}: not Unicode text (a lone surrogate at character {e.start})") from None
     elif pa.types.is_boolean(t):
         ok = isinstance(value, bool)
     elif pa.types.is_integer(t):

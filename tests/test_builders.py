@@ -199,6 +199,7 @@ def test_runs_card_counts(tmp_path):
     ({"record_id": None}, "RunRecord.record_id"),
     ({"flags": ["made_up_flag"]}, "RunRecord.flags"),
     ({"no_such_field": 1}, "unknown field"),
+    ({"solution_code": "x = '\ud800'\n"}, "RunRecord.solution_code: not Unicode text"),  # a JSON "\\ud800"
 ])
 def test_malformed_run_record_is_refused_with_row_and_field(tmp_path, override, field):
     recs = run_records(4)
