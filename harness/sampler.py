@@ -254,6 +254,7 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     framework libraries the process maps in any way. None if unreadable."""
     out, present = [], set()
     try:
+        own_uid = os.stat(f"/proc/{pid}").st_uid  # the sandbox's: its seeded build is its own, not another's
         mappings = list(_mappings(pid))
         written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in mappings if "x" in perms])
         for lo, hi, offset, ident, path, perms in mappings:
@@ -268,7 +269,7 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
             other = None
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
-                jit = _made_at_run_time(pid, lo, hi, ident[1], path, since)
+                jit = _made_at_run_time(pid, lo, hi, ident[1], path, since, own_uid)
                 if not jit:
                     other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}",
                              bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
@@ -278,20 +279,23 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     return sorted(out), present
 
 
-def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: float) -> bool:
+def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: float, own_uid: int) -> bool:
     """Whether a mapped file's code was made at run time: a file made (or changed, renamed, linked) after `since`,
     when the submission's process had not yet loaded (the framework's generated kernels saved to a file, a library
     copied under another name, torch.compile's output), or no regular file at all (a private mapping of /dev/zero
-    written with code), or a file a sandbox's uid owns, whenever it was made (a submission graded earlier or beside
-    this one left a renamed copy of OpenBLAS in the host's /dev/shm for it: red team, session 41). The file's
-    status-change time, which no one but the kernel sets; a file the judge cannot stat counts as made at run time."""
+    written with code), or a file another sandbox's uid owns, whenever it was made (a submission graded beside this
+    one left a renamed copy of OpenBLAS in the host's /dev/shm for it: red team, session 41; what a sandbox leaves
+    there goes when it closes, and its uid is leased to one sandbox at a time, so this one's own files are only its
+    seeded build, chowned to it before it started). The file's status-change time, which no one but the kernel sets;
+    a file the judge cannot stat counts as made at run time."""
     for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
         try:
             st = os.stat(where)
         except OSError:
             continue
         if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
-            return st.st_ctime >= since or not stat.S_ISREG(st.st_mode) or confine.a_sandbox_uid(st.st_uid)
+            return (st.st_ctime >= since or not stat.S_ISREG(st.st_mode)
+                    or (confine.a_sandbox_uid(st.st_uid) and st.st_uid != own_uid))
     return True
 
 

@@ -294,6 +294,28 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
         since = time.time() + 0.05
         time.sleep(0.1)
         assert [r[2] for r in region_of(left, since)] == [True]
+        # mapped by a process of that very uid (a sandbox and the build seeded for it, chowned to it): its own code
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                with open(left, "rb") as f:  # opened before the drop: the test's folder is root's alone
+                    os.setresuid(UID_BASE + 7, UID_BASE + 7, UID_BASE + 7)
+                    m = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC, flags=mmap.MAP_PRIVATE)
+                os.write(w, b"1")
+                time.sleep(30)
+                m.close()
+            finally:
+                os._exit(0)
+        os.close(w)
+        try:
+            assert os.read(r, 1) == b"1"
+            starts = {lo for lo, _, _, _, name, perms in _mappings(pid) if name == str(left) and "x" in perms}
+            regions, _ = _executable_regions(pid, {}, since)
+            assert [r[2] for r in regions if r[0] in starts] == [False]
+        finally:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
 
 
 def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run_time(tmp_path):
