@@ -106,7 +106,30 @@ def recv(sock: socket.socket, timeout_s: float | None = None, fds: list | None =
         raise ChannelError(f"not a JSON message: {str(e)[:120]}") from None
     if not isinstance(msg, dict):
         raise ChannelError(f"a message must be a JSON object, got {type(msg).__name__}")
+    if b"\\ud" in raw.lower():  # a "\ud800" escape: json.loads makes a lone surrogate, which no record can hold
+        msg = _storable_strings(msg)
     return msg
+
+
+def _storable_strings(msg: dict) -> dict:
+    """The message with every string (keys too) as a record can hold it (kb_data.io.storable); walked without
+    recursion, since the message nests as deep as json.loads allowed (red team, session 41: an exception text with a
+    lone surrogate, copied into the record's error, stopped the batch's Parquet file, its publication and its audit)."""
+    from kb_data.io import storable  # the judge's side alone meets one: the candidate's process never imports it
+
+    fix = lambda v: storable(v) if isinstance(v, str) else v
+    root = {"m": msg}
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        if isinstance(node, dict):
+            node.clear()
+        for k, v in items:
+            node[fix(k)] = fix(v)
+            if isinstance(v, (dict, list)):
+                todo.append(v)
+    return root["m"]
 
 
 def _no_constant(name: str):

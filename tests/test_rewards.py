@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import replace
 
+import pyarrow.parquet as pq
 import pytest
 
 from kb_data.problems import ProblemError
@@ -58,6 +59,18 @@ def test_a_source_python_cannot_take_is_its_own_compile_error_and_the_others_are
     assert got[0].solution_sha256 == hashlib.sha256(got[0].solution_code.encode("utf-8")).hexdigest()
     again = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
     assert len(RecordSink(tmp_path).records()) == 3 and again[0].to_row() == got[0].to_row()  # resumed, not regraded
+
+
+def test_text_no_record_holds_in_a_reply_costs_no_other_record(tmp_path):
+    """Red team, session 41 (pass 16): a forward that raised with a lone surrogate in its message had it copied into
+    the record's error; the records file took it, but no Parquet file, publication or audit could. Strings of the
+    candidate's replies are taken as a record can hold them."""
+    raising = ("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+               "        raise RuntimeError('no ' + chr(0xD800) + ' here')\n")
+    got = dict(grade_sources([("19_ReLU", raising), ("19_ReLU", HONEST_RELU)], options=OPT, workers=1, out=tmp_path,
+                             problems_root=SMALL_PROBLEMS))
+    assert got[0].status == "runtime_error" and "no \\ud800 here" in got[0].error and got[1].status == "ok"
+    assert len(pq.read_table(RecordSink(tmp_path).write_parquet())) == 2
 
 
 def test_a_pair_the_harness_fails_on_costs_no_other_pair_its_record(tmp_path, monkeypatch):
