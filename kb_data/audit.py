@@ -265,7 +265,7 @@ def write_manifest(items: list[tuple[RunRecord, str]], out: Path,
     graded = graded or {}
     jobs: dict[tuple[str, str], Job] = {}
     for rec, code in sorted(items, key=lambda it: (it[0].problem_id, it[0].model or "", it[0].record_id)):
-        key = (rec.problem_id, source_sha256(code))
+        key = (rec.problem_id, source_sha256(storable(code)))  # what the batch grades: the file's text
         if key not in jobs:
             path = out / SOLUTIONS_DIR / f"{key[1]}.py"
             if not path.exists():
@@ -328,7 +328,7 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
         graded = {(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
     audit_records, audited = [], []
     for rec, code in items:
-        job = jobs[(rec.problem_id, source_sha256(code))]
+        job = jobs[(rec.problem_id, source_sha256(storable(code)))]
         g = graded.get((job.problem_id, job.sha, job.model))
         if g is None:
             skipped.append((rec, "not graded (the problem could not be loaded, or the batch was interrupted)"))

@@ -206,5 +206,7 @@ def storable(text: str) -> str:
 
 
 def source_sha256(code: str) -> str:
-    """A record's solution_sha256 of a source: the hash of the text the record holds (storable)."""
-    return hashlib.sha256(storable(code).encode("utf-8")).hexdigest()
+    """A record's solution_sha256 of a source: its UTF-8 bytes, lone surrogates as their own code points (so a source
+    with one and its twin with the escape spelled out in ASCII, which storable writes alike, never share a record:
+    red team, session 41)."""
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()

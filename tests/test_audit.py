@@ -467,12 +467,13 @@ def test_a_malformed_data_file_is_a_clear_error_naming_it(tmp_path, name, text):
 
 def test_a_record_whose_code_no_utf8_text_holds_costs_no_other_record_its_audit(tmp_path):
     """Red team, session 41: a runs row's solution_code with a lone surrogate (a JSON "\\ud800") raised out of the
-    audit's manifest, and no record of the dataset was audited. Its file holds the escape, under the hash of what it holds."""
+    audit's manifest, and no record of the dataset was audited (such a row is now refused on load, RunRecord's schema;
+    the manifest takes one all the same). Its file holds the escape, under the hash of what it holds."""
     odd, plain = "x = '\ud800'\n", "x = 1\n"
     recs = [RunRecord(record_id=f"r{i}", problem_id="v3/level1/26_GELU_", model="m", solution_code=code)
             for i, code in enumerate((odd, plain))]
     manifest, jobs = AU.write_manifest([(r, r.solution_code) for r in recs], tmp_path)
     assert len(jobs) == 2 and len(manifest.read_text().splitlines()) == 2
-    job = jobs[("v3/level1/26_GELU_", source_sha256(odd))]
+    job = jobs[("v3/level1/26_GELU_", source_sha256("x = '\\ud800'\n"))]  # keyed by the text the batch grades
     assert job.path.read_text(encoding="utf-8") == "x = '\\ud800'\n"
     assert source_sha256(job.path.read_text(encoding="utf-8")) == job.sha

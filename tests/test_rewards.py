@@ -49,16 +49,19 @@ def test_a_source_python_cannot_take_is_its_own_compile_error_and_the_others_are
     before anything was graded, and an expression nested past the parser's depth raised out of grade() (ast.parse
     raises RecursionError or MemoryError there, not SyntaxError), taking every later pair's record with it."""
     surrogate = HONEST_RELU + "NOTE = '\ud800'\n"
+    spelled_out = HONEST_RELU + "NOTE = '\\ud800'\n"  # its twin in ASCII: what the record writes for it, and honest
     deep = HONEST_RELU + "DEEP = x" + "[0]" * 120000 + "\n"
-    pairs = [("19_ReLU", surrogate), ("19_ReLU", deep), ("19_ReLU", HONEST_RELU)]
+    pairs = [("19_ReLU", surrogate), ("19_ReLU", deep), ("19_ReLU", HONEST_RELU), ("19_ReLU", spelled_out)]
     got = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
-    assert [got[i].status for i in range(3)] == ["compile_error", "compile_error", "ok"]
+    assert [got[i].status for i in range(4)] == ["compile_error", "compile_error", "ok", "ok"]
     assert "UnicodeEncodeError" in got[0].error and "cannot be parsed" in got[1].error
-    # the record holds the surrogate as its escape, and its hash is the hash of what it holds
-    assert got[0].solution_code.endswith("NOTE = '\\ud800'\n")
-    assert got[0].solution_sha256 == hashlib.sha256(got[0].solution_code.encode("utf-8")).hexdigest()
+    # the record holds the surrogate as its escape; its hash is of the source's own code points, not its twin's
+    assert got[0].solution_code == spelled_out == got[3].solution_code
+    assert got[0].solution_sha256 == hashlib.sha256(surrogate.encode("utf-8", "surrogatepass")).hexdigest()
+    assert got[0].solution_sha256 != got[3].solution_sha256
     again = dict(grade_sources(pairs, options=OPT, workers=1, out=tmp_path, problems_root=SMALL_PROBLEMS))
-    assert len(RecordSink(tmp_path).records()) == 3 and again[0].to_row() == got[0].to_row()  # resumed, not regraded
+    assert len(RecordSink(tmp_path).records()) == 4 and again[0].to_row() == got[0].to_row()  # resumed, not regraded
+    assert again[3].status == "ok"
 
 
 def test_text_no_record_holds_in_a_reply_costs_no_other_record(tmp_path):
