@@ -19,6 +19,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kb_data.gpus import gpu_key
 from kb_data.io import open_lock_file, source_sha256, write_bytes_atomic
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
@@ -68,8 +69,34 @@ def visible_devices(workers: str | int | None) -> list[str]:
     return ["cpu"] * n
 
 
-def record_key(problem_id: str, sol_sha: str, model: str | None) -> str:
-    return f"{problem_id}|{sol_sha}|{model or ''}"
+def grading_of(options: Options, devices: list[str]) -> dict:
+    """What decides a folder's records besides their sources and problems: the verdict options and the hardware the
+    devices are (GPU keys, "CPU"), which a record names in `gpu`."""
+    names = {d: (cuda_devices()[int(d.split(":")[1])]["name"] if d.startswith("cuda:") else None) for d in devices}
+    kinds = sorted({options.gpu or (gpu_key(n) if n else "CPU") for n in names.values()})
+    return {**verdict_options(options), "hardware": kinds}
+
+
+def _graded_otherwise(row: dict, grading: dict) -> str | None:
+    """Why a stored record is not one of `grading`'s (its hardware, the checks its options left out), or None."""
+    if "hardware" in grading and row.get("gpu") is not None and row["gpu"] not in grading["hardware"]:  # None: it
+        # never reached a device (a compile error), which holds anywhere
+        return f"on {row.get('gpu')}, this grading on {', '.join(grading['hardware'])}"
+    try:
+        off = " ".join(json.loads(row.get("flag_details") or "{}").get("checks_off") or [])
+    except (ValueError, AttributeError):
+        return "its flag_details are not readable"
+    if ("framework ops allowed" in off) == bool(grading.get("require_custom_kernel", True)):
+        return "framework ops allowed" if "framework ops allowed" in off else "framework ops barred"
+    if ("float64 check off" in off) == bool(grading.get("check_fp64", True)):
+        return "the float64 check off" if "float64 check off" in off else "the float64 check on"
+    return None
+
+
+def record_key(problem_id: str, problem_sha: str | None, sol_sha: str, model: str | None) -> str:
+    """What a records folder knows a grading by: the problem's content too (a problem file edited in place, or
+    another revision of it, keeps its id: red team, session 41)."""
+    return f"{problem_id}|{problem_sha or ''}|{sol_sha}|{model or ''}"
 
 
 class OutputBusy(RuntimeError):
@@ -106,7 +133,7 @@ class RecordSink:
         for path in (self.path, self.baselines_path):
             _end_torn_line(path)
         for r in _rows(self.path):  # a line cut by a crash mid-write is skipped: its job runs again
-            self.done.add(record_key(r["problem_id"], r["solution_sha256"], r.get("model")))
+            self.done.add(record_key(r["problem_id"], r.get("problem_sha256"), r["solution_sha256"], r.get("model")))
 
     def _same_grading(self, grading: dict) -> None:
         kept = self.dir / "grading.json"
@@ -128,6 +155,11 @@ class RecordSink:
                              "them as this grading's: choose another --out")
         if not kept.exists():
             write_bytes_atomic(kept, (json.dumps(grading, sort_keys=True, indent=1) + "\n").encode())
+        for n, row in enumerate(_rows(self.path)):  # rows appended by other means (kb eval --out) say how they were made
+            why = _graded_otherwise(row, grading)
+            if why:
+                raise OutputBusy(f"{self.dir}: record {row.get('record_id') or n} was graded otherwise ({why}); resuming "
+                                 "there would serve it as this grading's: choose another --out")
 
     def measured_baselines(self) -> list[dict]:
         """The baseline rows this folder's batch measured so far."""
@@ -144,7 +176,7 @@ class RecordSink:
             self._append(self.path, rec.to_row())
             if baseline is not None:
                 self._append(self.baselines_path, baseline.to_row())
-            self.done.add(record_key(rec.problem_id, rec.solution_sha256, rec.model))
+            self.done.add(record_key(rec.problem_id, rec.problem_sha256, rec.solution_sha256, rec.model))
 
     def records(self) -> list[RunRecord]:
         rows = []
@@ -208,7 +240,7 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
         except ProblemError as e:
             print(f"skip {job.submission}: {e}")
             continue
-        key = record_key(problem.problem_id, source_sha256(code), model)
+        key = record_key(problem.problem_id, problem.sha256, source_sha256(code), model)
         if key in sink.done or key in queued:
             continue
         queued.add(key)
@@ -230,7 +262,7 @@ def run_batch(batch, out_dir, *, suite=None, problems_root=None, options: Option
               ray_address: str | None = None, progress: bool = True) -> RecordSink:
     options = options or Options()
     jobs = discover(batch)
-    sink = RecordSink(out_dir, verdict_options(options))
+    sink = RecordSink(out_dir, grading_of(options, visible_devices(workers)))
     baselines = baselines if baselines is not None else BaselineIndex([])
     for row in sink.measured_baselines():  # a resumed batch times the rest against the rows its first part measured
         baselines.add(row)

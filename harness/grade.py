@@ -214,11 +214,6 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
             result.setdefault("stage_s", {})[k[:-2]] = built[k]
     if opt.progress and result.get("stage_s"):
         say("stages (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result["stage_s"].items()))
-    for name, off in (("framework ops allowed (require_custom_kernel off): the profile and the framework checks did "
-                       "not run; a calibration or a reference's own grade, not a kernel's verdict",
-                       not opt.require_custom_kernel), ("the float64 check off (check_fp64)", not opt.check_fp64)):
-        if off:  # the record says which checks its options left out: its flags alone cannot
-            result.setdefault("flag_details", {}).setdefault("checks_off", []).append(name)
     for kind, detail in static["findings"]:
         if kind in ("calls_reference_ops", "profile_mismatch") and not opt.require_custom_kernel:
             continue  # framework ops allowed: torch.compile is one (the profiler's check is off too)
@@ -307,6 +302,11 @@ def _finish(rec: RunRecord, result: dict, opt: Options, device: str) -> RunRecor
         setattr(rec, k, v)
     rec.flags = sorted(set(result.get("flags") or []))
     details = result.get("flag_details") or {}
+    for name, off in (("framework ops allowed (require_custom_kernel off): the profile and the framework checks did "
+                       "not run; a calibration or a reference's own grade, not a kernel's verdict",
+                       not opt.require_custom_kernel), ("the float64 check off (check_fp64)", not opt.check_fp64)):
+        if off:  # every record says which checks its options left out (its flags alone cannot), a compile error's too
+            details.setdefault("checks_off", []).append(name)
     rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None
     rec.correct = bool(result.get("correct"))
     if result.get("wall_s") is not None:

@@ -20,8 +20,8 @@ from typing import Iterable, Iterator
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import INFORMATIONAL_FLAGS, RunRecord
 from kb_data.harness.baselines import BaselineIndex
-from kb_data.harness.batch import RecordSink, grouped_by_problem, record_key, visible_devices
-from kb_data.harness.grade import Options, grade, verdict_options
+from kb_data.harness.batch import RecordSink, grading_of, grouped_by_problem, record_key, visible_devices
+from kb_data.harness.grade import Options, grade
 from kb_data.io import source_sha256
 from kb_data.harness.worker import map_per_device
 
@@ -45,14 +45,14 @@ def grade_sources(pairs: Iterable[tuple[str, str]], *, options: Options | None =
             unknown.append(f"pair {i}: {e}")
     if unknown:
         raise ProblemError("unknown problems, nothing graded:\n" + "\n".join(unknown))
-    sink = RecordSink(out, verdict_options(options)) if out is not None else None
+    sink = RecordSink(out, grading_of(options, visible_devices(workers))) if out is not None else None
     try:
         stored = {}
         if sink is not None:
-            stored = {record_key(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
+            stored = {record_key(r.problem_id, r.problem_sha256, r.solution_sha256, r.model): r for r in sink.records()}
         todo = []
         for i, problem, source in items:
-            key = record_key(problem.problem_id, source_sha256(source), options.model)
+            key = record_key(problem.problem_id, problem.sha256, source_sha256(source), options.model)
             if key in stored:
                 yield i, stored[key]
             else:

@@ -153,9 +153,9 @@ def test_ray_grades_the_same_as_the_local_path(tmp_path):
 
 def test_record_sink_skips_torn_lines(tmp_path):
     sink = RecordSink(tmp_path)
-    sink.path.write_text('{"problem_id": "a", "solution_sha256": "s", "model": "m"}\n{"trunc')
+    sink.path.write_text('{"problem_id": "a", "problem_sha256": "p", "solution_sha256": "s", "model": "m"}\n{"trunc')
     sink.close()
-    assert RecordSink(tmp_path).done == {"a|s|m"}
+    assert RecordSink(tmp_path).done == {"a|p|s|m"}
 
 
 def test_a_second_batch_into_the_same_folder_is_refused_and_a_manifest_grades_each_job_once(tmp_path, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shutil
 from dataclasses import replace
 
 import pyarrow.parquet as pq
@@ -111,6 +112,32 @@ def test_a_folder_never_serves_records_graded_under_other_options(tmp_path):
     (tmp_path / "a" / "grading.json").unlink()  # records whose options the folder does not say are not served either
     with pytest.raises(OutputBusy, match="not recorded"):
         list(grade_sources(pairs, options=OPT, workers=1, out=tmp_path / "a", problems_root=SMALL_PROBLEMS))
+
+
+def test_a_folder_serves_no_record_made_otherwise_whatever_brought_it_there(tmp_path):
+    """Red team, session 41 (pass 16): a permissive record appended to a strict folder by other means (`kb eval
+    --allow-framework --out F/records.jsonl`) was served to the next strict loop; records graded on a CPU were served to
+    a GPU grading; a record of the problem file's small copy was served for the full one (the key had no content)."""
+    from kb_data.harness.batch import OutputBusy
+
+    strict = replace(OPT, require_custom_kernel=True)
+    pairs = [("19_ReLU", HONEST_RELU)]
+    (_, first), = grade_sources(pairs, options=strict, workers=1, out=tmp_path / "f", problems_root=SMALL_PROBLEMS)
+    rows = (tmp_path / "f" / "records.jsonl").read_text()
+    permissive = json.loads(rows)
+    permissive["flag_details"] = json.dumps({"checks_off": ["framework ops allowed (require_custom_kernel off)"]})
+    on_a_gpu = {**json.loads(rows), "gpu": "H100", "record_id": "other"}
+    for row, why in ((permissive, "framework ops allowed"), (on_a_gpu, "on H100, this grading on CPU")):
+        (tmp_path / "f" / "records.jsonl").write_text(rows + json.dumps(row) + "\n")
+        with pytest.raises(OutputBusy, match=f"graded otherwise \\({why}"):
+            list(grade_sources(pairs, options=strict, workers=1, out=tmp_path / "f", problems_root=SMALL_PROBLEMS))
+    (tmp_path / "f" / "records.jsonl").write_text(rows)
+    edited = tmp_path / "problems"
+    shutil.copytree(SMALL_PROBLEMS, edited)
+    relu = edited / "v0.1" / "level1" / "19_ReLU.py"
+    relu.write_text(relu.read_text() + "\n# the same id, another file\n")
+    again = dict(grade_sources(pairs, options=strict, workers=1, out=tmp_path / "f", problems_root=edited))
+    assert again[0].problem_sha256 != first.problem_sha256 and len(RecordSink(tmp_path / "f").records()) == 2
 
 
 def test_closing_early_stops_the_workers_after_what_they_hold(tmp_path):
