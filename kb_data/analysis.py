@@ -9,7 +9,8 @@ The rules that keep the numbers honest:
 
 - Accepted vs correct: `correct` is numeric correctness under the suite's rules (upstream's
   meaning); `accepted` is what counts: every check passed (status "ok"). A record that passed the
-  numerics but was rejected for an anomaly flag is correct and not accepted. Every speedup table,
+  numerics but was rejected for an anomaly flag is correct and not accepted, and so is one graded with checks
+  left out (`flag_details.checks_off`: framework ops allowed). Every speedup table,
   fast_p and the cost per kernel count accepted records; `correctness` shows both counts.
   Rows written before schema 1.5 lack `accepted`: it is status == "ok", else `correct`
   (`is_accepted`), which for upstream rows is upstream's `correct`.
@@ -114,11 +115,14 @@ def _bool(s: pd.Series) -> pd.Series:
 
 
 def is_accepted(df: pd.DataFrame) -> pd.Series:
-    """The `accepted` column; where it is null (rows before schema 1.5): status "ok", else `correct`."""
+    """The `accepted` column; where it is null (rows before schema 1.5): status "ok", else `correct`. A record whose
+    options left checks out (`flag_details.checks_off`: framework ops allowed, a calibration's) passed only the
+    checks that ran, and is no kernel's success here (red team, session 41)."""
     status = _col(df, "status")
     derived = status.eq("ok").where(status.notna(), _bool(_col(df, "correct")))
     accepted = _col(df, "accepted").astype("boolean")
-    return accepted.fillna(derived.astype("boolean")).fillna(False).astype(bool)
+    checks_off = _col(df, "flag_details").astype("string").str.contains('"checks_off"', regex=False)
+    return accepted.fillna(derived.astype("boolean")).fillna(False).astype(bool) & ~_bool(checks_off)
 
 
 def is_correct(df: pd.DataFrame) -> pd.Series:

@@ -87,6 +87,15 @@ def test_rows_before_schema_1_5_get_accepted_on_read():
     assert A.fast_p(df, 1.0)["n_accepted"].tolist() == [2]
 
 
+def test_a_record_graded_with_checks_left_out_counts_as_no_kernels_success():
+    """Red team, session 41: `kb eval --allow-framework --out`, then `kb publish runs`, counted the framework's own
+    op in fast_p as an accepted kernel."""
+    df = frame([rec(1, speedup=2.0), rec(2, problem="p2", speedup=3.0)])
+    df.loc[1, "flag_details"] = '{"checks_off": ["framework ops allowed (require_custom_kernel off)"]}'
+    assert A.is_accepted(df).tolist() == [True, False]
+    assert A.fast_p(df, 1.0)["n_accepted"].tolist() == [1]
+
+
 def _random_records(n, seed):
     rng = np.random.default_rng(seed)
     out = []
