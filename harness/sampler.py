@@ -35,7 +35,8 @@ PLT_STUB = "[plt stub]"  # the name of a sample in a library's procedure linkage
 FRAMEWORK_CODE = re.compile(r"/(libtorch_cpu|libtorch|libcaffe2\w*|libmkl\w*|libdnnl|libmkldnn|libopenblas\w*|"
                             r"libscipy_openblas\w*|libblas|liblapack\w*|libarmpl\w*|libnvpl\w*|libsleef|"
                             r"libgfortran\w*|libgslcblas|libcblas|lib[st]?atlas|libblis\w*|libflame|libxsmm\w*|"
-                            r"_multiarray_umath|_umath_linalg|_pocketfft_umath|lapack_lite)[.-][^/]*$")
+                            r"_multiarray_umath|_umath_linalg|_pocketfft_umath|lapack_lite)[.-][^/]*$"
+                            r"|/numpy/(?:[^/]+/)*[^/]+\.so$")  # every compiled module of numpy's (its test gufuncs too)
 
 
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6

@@ -28,7 +28,7 @@ OP_FAMILIES = {
     "gemm": {"ops": ["gemm", "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum", "_scaled_mm",
                      "addbmm", "tensordot", "_addmm_activation"],
              "kernels": r"gemm|cublas|cutlass|xmma|nvjet|sm\d+_xmma|gemv|splitKreduce|cask_|ampere_|hopper_",
-             "cpu": r"gemm|gemv|addmm|bmm|matmul|::mm_|::mv_|sum_of_products"},
+             "cpu": r"gemm|gemv|addmm|bmm|matmul|::mm_|::mv_|sum_of_products|matrix_multiply"},
     "conv": {"ops": ["conv", "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                      "conv_transpose3d", "cudnn_convolution", "mkldnn_convolution", "conv_depthwise2d",
                      "_conv_depthwise2d", "slow_conv2d_forward", "cudnn_convolution_transpose"],
