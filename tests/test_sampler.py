@@ -499,3 +499,29 @@ def test_code_of_the_submissions_build_is_its_own_where_the_builds_symbols_name_
     bare = sample(stripped)
     assert bare["cpu_ms"] > 300 and bare["framework_ms"] > 0.8 * bare["cpu_ms"], bare
     assert bare["functions"].get("?", 0) > 0.8 * bare["cpu_ms"], bare
+
+
+def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it_changed(tmp_path):
+    """Red team, session 41 (pass 16): a build stage copied OpenBLAS with one byte of every code page changed where its
+    GEMM never runs, so no whole page matched the framework's and its samples were the submission's own (ok 0.57x
+    against the honest kernel's 0.15x). The code at the file's most sampled places, found in a framework library at
+    one shift, tells the copy; other code is nobody's."""
+    import mmap
+
+    from kb_data.harness import sampler
+
+    own = sampler._own_framework()[0]
+    lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        _, off, size, _ = next(seg for seg in sampler._load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
+        start = off + size // 2 - off % 4096 - (size // 2) % 4096  # a page of its code, well inside
+        chunk = bytearray(m[start:start + 16 * 4096])
+    for page in range(0, len(chunk), 4096):  # one byte of every page changed: no page is the library's any more
+        chunk[page + 4095] ^= 0xFF
+    copy, noise = tmp_path / "copy.so", tmp_path / "noise.so"
+    copy.write_bytes(bytes(chunk))
+    noise.write_bytes(os.urandom(len(chunk)))
+    places = [4096 * k + 512 for k in range(0, 12, 2)]
+    sampler._copies.clear()
+    assert sampler._copied_from_framework(("t", 1), str(copy), places, own) == (lib, start)
+    assert sampler._copied_from_framework(("t", 2), str(noise), places, own) is None
