@@ -357,3 +357,14 @@ def test_a_worker_child_leaves_what_its_server_imported_out_of_its_collections()
     from kb_data.harness.worker import run_isolated
 
     assert run_isolated(_frozen_objects, {}, 120)["frozen"] > 10_000
+
+
+def test_a_folders_grading_names_the_hardware_its_records_say(monkeypatch):
+    """The hardware a records folder keeps is what its records' `gpu` says: the GPU key of each device's name, or
+    CPU (no GPU here: the names a GPU machine's workers report are given)."""
+    from kb_data.harness import batch
+
+    monkeypatch.setattr(batch, "cuda_devices", lambda: [{"name": "NVIDIA H100 80GB HBM3"}, {"name": "NVIDIA H200"}])
+    assert batch.grading_of(Options(), ["cuda:0", "cuda:1", "cuda:0"])["hardware"] == ["H100", "H200"]
+    assert batch.grading_of(Options(gpu="B200"), ["cuda:1"])["hardware"] == ["B200"]
+    assert batch.grading_of(Options(), ["cpu"])["hardware"] == ["CPU"]
