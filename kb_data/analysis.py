@@ -292,8 +292,8 @@ def fast_p_summary(df: pd.DataFrame, ps=DEFAULT_PS, by=DEFAULT_BY) -> pd.DataFra
     g = _group(wide, by)
     out = g[["n_accepted"] + ps].sum().join(g["n_attempts"].first())
     mix = wide[wide["n_accepted"] > 0]
-    names = _group(mix, by).apply(lambda t: ", ".join(f"{b} {n}" for b, n in zip(t[BT], t["n_accepted"])),
-                                  include_groups=False)
+    names = pd.Series(dtype=object) if mix.empty else _group(mix, by).apply(  # none accepted: apply gives a frame
+        lambda t: ", ".join(f"{b} {n}" for b, n in zip(t[BT], t["n_accepted"])), include_groups=False)
     out["baseline_types"] = names.reindex(out.index)
     for p in ps:
         out[p] = out[p] / out["n_attempts"]

@@ -94,6 +94,9 @@ def test_a_record_graded_with_checks_left_out_counts_as_no_kernels_success():
     df.loc[1, "flag_details"] = '{"checks_off": ["framework ops allowed (require_custom_kernel off)"]}'
     assert A.is_accepted(df).tolist() == [True, False]
     assert A.fast_p(df, 1.0)["n_accepted"].tolist() == [1]
+    df.loc[0, "flag_details"] = df.loc[1, "flag_details"]  # none accepted (the README's --allow-framework record)
+    summary = A.fast_p_summary(df)
+    assert summary["n_accepted"].tolist() == [0] and summary["n_attempts"].tolist() == [2]
 
 
 def _random_records(n, seed):
