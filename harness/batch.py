@@ -108,8 +108,9 @@ class RecordSink:
     writes it, and it holds an exclusive lock on the folder while it does (a second batch gets a clear error)."""
 
     def __init__(self, out_dir: Path, grading: dict | None = None):
-        """`grading`: the options that decide a verdict (grade.verdict_options), which a folder keeps in
-        grading.json: records graded under others are never served to a batch that resumes in it (None: read only)."""
+        """`grading`: what decides its records besides their sources and problems (grading_of: the verdict options
+        and the hardware), which a folder keeps in grading.json and every stored row must agree with: records made
+        otherwise are never served to a batch that resumes in it (None: read only)."""
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = open_lock_file(self.dir / ".lock")
