@@ -289,7 +289,7 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
 
 
 COPY_WINDOWS, COPY_WINDOW = 6, 24  # a build's most sampled places, and the bytes of code read from each
-_copies: dict = {}  # a build file's identity -> (framework library identity, offset shift) where it copies one, or None
+_copies: dict = {}  # a build file (identity, size, status-change time) -> (framework library, offset shift) or None
 
 
 def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) -> tuple | None:
@@ -298,11 +298,13 @@ def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) ->
     (profiled.framework_pages_in) miss a copy with a byte of each page changed where its GEMM never runs (padding, a
     NOP encoded otherwise: red team, session 41, ok 0.57x against the honest kernel's 0.15x); the executed code stays,
     and an honest kernel's code matches no two places at one shift. Read once per file; (identity, shift) or None."""
-    if ident in _copies:
-        return _copies[ident]
-    found = None
+    found = key = None
     try:
         with open(source, "rb") as f:
+            st = os.fstat(f.fileno())
+            key = (ident, st.st_size, st.st_ctime_ns)  # a resident judge's next sandbox may get this (device, inode)
+            if key in _copies:
+                return _copies[key]
             windows = [(off, os.pread(f.fileno(), COPY_WINDOW, off)) for off in offsets]
         windows = [(off, w) for off, w in windows if len(w) == COPY_WINDOW and len(set(w)) >= 8]  # not a fill
         for lib, path in own.items():
@@ -317,7 +319,8 @@ def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) ->
                 break
     except (OSError, ValueError):
         pass
-    _copies[ident] = found
+    if key is not None:
+        _copies[key] = found
     return found
 
 
