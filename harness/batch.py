@@ -26,7 +26,8 @@ from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
 from kb_data.harness import build
 from kb_data.harness.build import ensure_built
-from kb_data.harness.grade import JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit, verdict_options
+from kb_data.harness.grade import (CHECKS_OFF, JUDGE_GRACE_S, Options, build_job_for, grade, memory_limit,
+                                   verdict_options)
 from kb_data.harness.sandbox import resolve_level
 from kb_data.harness.worker import cuda_devices, map_per_device
 
@@ -86,10 +87,9 @@ def _graded_otherwise(row: dict, grading: dict) -> str | None:
         off = " ".join(json.loads(row.get("flag_details") or "{}").get("checks_off") or [])
     except (ValueError, AttributeError):
         return "its flag_details are not readable"
-    if ("framework ops allowed" in off) == bool(grading.get("require_custom_kernel", True)):
-        return "framework ops allowed" if "framework ops allowed" in off else "framework ops barred"
-    if ("float64 check off" in off) == bool(grading.get("check_fp64", True)):
-        return "the float64 check off" if "float64 check off" in off else "the float64 check on"
+    for option, (said, _) in CHECKS_OFF.items():
+        if (said in off) == bool(grading.get(option, True)):
+            return said if said in off else f"{option} off here, on there"
     return None
 
 

@@ -78,6 +78,14 @@ VERDICT_OPTIONS = ("gpu", "timeout_s", "require_custom_kernel", "check_fp64", "m
                    "pair_reference", "sandbox", "memory_limit_gb", "trials", "warmup", "extra")
 
 
+# the options that leave checks out, and what a record's flag_details.checks_off says of each (read back by what
+# serves stored records: harness/batch.py)
+CHECKS_OFF = {"require_custom_kernel": ("framework ops allowed", "(require_custom_kernel off): the profile and the "
+                                        "framework checks did not run; a calibration or a reference's own grade, not a "
+                                        "kernel's verdict"),
+              "check_fp64": ("the float64 check off", "(check_fp64)")}
+
+
 def verdict_options(opt: Options) -> dict:
     return json.loads(json.dumps({k: getattr(opt, k) for k in VERDICT_OPTIONS}, sort_keys=True, default=str))
 
@@ -302,11 +310,9 @@ def _finish(rec: RunRecord, result: dict, opt: Options, device: str) -> RunRecor
         setattr(rec, k, v)
     rec.flags = sorted(set(result.get("flags") or []))
     details = result.get("flag_details") or {}
-    for name, off in (("framework ops allowed (require_custom_kernel off): the profile and the framework checks did "
-                       "not run; a calibration or a reference's own grade, not a kernel's verdict",
-                       not opt.require_custom_kernel), ("the float64 check off (check_fp64)", not opt.check_fp64)):
-        if off:  # every record says which checks its options left out (its flags alone cannot), a compile error's too
-            details.setdefault("checks_off", []).append(name)
+    for option, (said, why) in CHECKS_OFF.items():
+        if not getattr(opt, option):  # every record says which checks its options left out (its flags alone cannot)
+            details.setdefault("checks_off", []).append(f"{said} {why}")
     rec.flag_details = json.dumps(details, sort_keys=True, default=str) if details else None
     rec.correct = bool(result.get("correct"))
     if result.get("wall_s") is not None:
