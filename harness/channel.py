@@ -106,7 +106,7 @@ def recv(sock: socket.socket, timeout_s: float | None = None, fds: list | None =
         raise ChannelError(f"not a JSON message: {str(e)[:120]}") from None
     if not isinstance(msg, dict):
         raise ChannelError(f"a message must be a JSON object, got {type(msg).__name__}")
-    if b"\\ud" in raw.lower():  # a "\ud800" escape: json.loads makes a lone surrogate, which no record can hold
+    if b"\\ud" in raw or b"\\uD" in raw:  # a "\ud800" escape: json.loads makes a lone surrogate, which no record holds
         msg = _storable_strings(msg)
     return msg
 
