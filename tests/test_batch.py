@@ -368,3 +368,28 @@ def test_a_folders_grading_names_the_hardware_its_records_say(monkeypatch):
     assert batch.grading_of(Options(), ["cuda:0", "cuda:1", "cuda:0"])["hardware"] == ["H100", "H200"]
     assert batch.grading_of(Options(gpu="B200"), ["cuda:1"])["hardware"] == ["B200"]
     assert batch.grading_of(Options(), ["cpu"])["hardware"] == ["CPU"]
+
+
+@pytest.mark.gpu
+def test_a_gpu_batch_folder_keeps_the_gpus_key_and_resumes_only_under_it(tmp_path):
+    """On a GPU machine the folder's grading names the GPU its workers saw, which its records' `gpu` says too; a
+    resumed batch there grades nothing again, and a grading that claims other hardware is refused."""
+    from kb_data.gpus import gpu_key
+    from kb_data.harness.batch import OutputBusy
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    subs, out = _batch_dir(tmp_path), tmp_path / "out"
+    opt = Options(trials=5, warmup=1, require_custom_kernel=False)
+    sink = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, progress=False)
+    key = gpu_key(torch.cuda.get_device_name(0))
+    grading = json.loads((out / "grading.json").read_text())
+    recs = {r.problem_id: r for r in sink.records()}
+    print(f"gpu batch: hardware {grading['hardware']}, {[(r.status, r.gpu) for r in recs.values()]}", flush=True)
+    assert grading["hardware"] == [key]
+    assert recs[GELU].status == "ok" and recs[GELU].gpu == key, recs[GELU].error
+    assert recs["v3/level1/23_Softmax"].status == "runtime_error"
+    again = run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=opt, progress=False)
+    assert [r.record_id for r in again.records()] == [r.record_id for r in sink.records()]  # nothing graded again
+    with pytest.raises(OutputBusy, match="hardware"):
+        run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=replace(opt, gpu="B200"), progress=False)

@@ -9,6 +9,6 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=.
 { cat /proc/self/cgroup; cat /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/cgroup.controllers 2>&1
   python -c "from tests.harness_support import sandbox_gets_a_cgroup as c, sandbox_gets_a_memory_cap as m; print('cgroup', c(), 'memory cap', m())"
 } >> "$OUT/host.txt" 2>&1
-timeout $(( 585 - $(date +%s) + START )) python -m pytest -m gpu $(cat "$1") -v -s -p no:cacheprovider \
+timeout $(( 585 - $(date +%s) + START )) python -m pytest -m gpu $(cat "$1") -v -s -p no:cacheprovider -o console_output_style=times \
     --tb=short > "$OUT/gpu_tests.log" 2>&1
 true
