@@ -11,8 +11,7 @@ import time
 
 import torch
 
-from kb_data.harness.sampler import _mappings
-from kb_data.harness.procfs import schedstat_ms
+from kb_data.harness.procfs import mappings, schedstat_ms
 
 
 def foreign_pages(pid: int, lo: int, hi: int) -> str | None:
@@ -20,7 +19,7 @@ def foreign_pages(pid: int, lo: int, hi: int) -> str | None:
     allocated), else what maps it otherwise: a shared or file mapping lets many of its pages be one physical page,
     and a flush over them then evicts nothing. OSError when the map cannot be read."""
     at = lo
-    for start, end, _, ident, path, perms in _mappings(pid):
+    for start, end, _, ident, path, perms in mappings(pid):
         if end <= at or start >= hi:
             continue
         if start > at:

@@ -2,6 +2,24 @@
 from __future__ import annotations
 
 
+def read_text(path: str) -> str:
+    """A /proc file as text. What a sandbox names (its threads' names, its files' paths) comes raw, in any bytes:
+    these stay as surrogate escapes, which os functions take back as the same bytes (a strict decode raised, and a
+    process named in bytes that are no UTF-8 was skipped as gone by every scan, and blinded the sampler: red team,
+    session 42)."""
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "surrogateescape")
+
+
+def mappings(pid: int | str):
+    """(start, end, file offset, (device, inode), path, permissions as "rwxp") of each of a process's mappings."""
+    for line in read_text(f"/proc/{pid}/maps").splitlines():
+        parts = line.split(maxsplit=5)
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        yield (lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else "",
+               parts[1])
+
+
 def status_field(status: str, name: str) -> str:
     """One field of /proc/PID/status ("PPid", "Uid"), without parsing the other fifty (scanned in timed loops)."""
     at = status.index(f"\n{name}:\t") + len(name) + 3
@@ -11,15 +29,13 @@ def status_field(status: str, name: str) -> str:
 def schedstat_ms(path: str) -> float:
     """A thread's CPU time so far, in ms, from its /proc/PID/task/TID/schedstat (ns). OSError, ValueError or
     IndexError when it cannot be read."""
-    with open(path) as f:
-        return int(f.read().split()[0]) / 1e6
+    return int(read_text(path).split()[0]) / 1e6
 
 
 def inner_id(status_path: str) -> int | None:
     """The id of a process or thread (its /proc status file) in its innermost PID namespace; None if it is gone."""
     try:
-        with open(status_path) as f:
-            return int(status_field(f.read(), "NSpid").split()[-1])
+        return int(status_field(read_text(status_path), "NSpid").split()[-1])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -27,8 +43,7 @@ def inner_id(status_path: str) -> int | None:
 def parent_and_inner_pid(pid: int) -> tuple[int, int] | None:
     """(parent pid, pid in its innermost PID namespace) of a process, from its status; None if it is gone."""
     try:
-        with open(f"/proc/{pid}/status") as f:
-            st = f.read()
+        st = read_text(f"/proc/{pid}/status")
         return int(status_field(st, "PPid")), int(status_field(st, "NSpid").split()[-1])
     except (OSError, ValueError, IndexError):
         return None

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.cgroup import Cgroup, MemoryCap
-from kb_data.harness.procfs import parent_and_inner_pid, schedstat_ms, status_field
+from kb_data.harness.procfs import parent_and_inner_pid, read_text, schedstat_ms, status_field
 from kb_data.io import open_lock_file, remove_tree, tail_text
 
 LEVELS = ("strong", "process", "none")
@@ -254,10 +254,14 @@ class Sandbox:
             if not d.isdigit():
                 continue
             try:
-                with open(f"/proc/{d}/status") as f:
-                    st = f.read()
+                st = read_text(f"/proc/{d}/status")
                 pid, ppid, uid = int(d), int(status_field(st, "PPid")), int(status_field(st, "Uid").split()[1])
             except (OSError, ValueError, IndexError):
+                try:  # a live entry of its uid that cannot be read is the sandbox's all the same
+                    if self.uid is not None and os.stat(f"/proc/{d}").st_uid == self.uid:
+                        out.append(int(d))
+                except OSError:
+                    pass
                 continue
             parents[pid] = ppid
             if status_field(st, "State").startswith("Z"):  # killed, waiting for a parent to reap it: nothing to kill
@@ -282,11 +286,10 @@ class Sandbox:
         for pid in pids:
             try:
                 if proportional:
-                    with open(f"/proc/{pid}/smaps_rollup") as f:
-                        total += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
+                    total += next(int(line.split()[1]) for line in read_text(f"/proc/{pid}/smaps_rollup").splitlines()
+                                  if line.startswith("Pss:")) * 1024
                 else:
-                    with open(f"/proc/{pid}/statm") as f:
-                        total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                    total += int(read_text(f"/proc/{pid}/statm").split()[1]) * os.sysconf("SC_PAGE_SIZE")
             except (OSError, ValueError, IndexError, StopIteration):
                 pass
         return total

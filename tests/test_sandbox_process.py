@@ -552,3 +552,54 @@ def test_files_a_process_sandbox_leaves_in_dev_shm_go_with_it():
         assert not [p for p in left if os.path.lexists(p)] and mine.read_text() == "the host's"
     finally:
         mine.unlink()
+
+
+def _name_a_setsid_child_in_bytes_then_report(sock) -> None:
+    """A child in a session of its own, named in bytes that are no UTF-8 and mapping a file so named; its pid."""
+    import ctypes
+    import mmap
+
+    from kb_data.harness import channel
+
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        ctypes.CDLL(None).prctl(15, ctypes.c_char_p(b"\xff\xfe-kb-left"), 0, 0, 0)  # PR_SET_NAME
+        path = os.path.join(os.fsencode(os.getcwd()), b"\xff\xfe.bin")
+        with open(path, "wb") as f:
+            f.write(b"\0" * 4096)
+        with open(path, "rb") as f:
+            mapped = [mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)]  # kept while it sleeps
+        channel.send(sock, {"child": os.getpid()})
+        while mapped:
+            time.sleep(60)
+    while True:
+        time.sleep(60)
+
+
+def test_a_process_named_in_bytes_no_decoder_takes_is_still_the_sandboxs(monkeypatch):
+    """Red team, session 42: /proc shows a process's name and its files' paths in their own bytes, and the scans read
+    them as strict UTF-8: a child named b"\\xff\\xfe..." was skipped by the uid scan (where the sandbox has no cgroup:
+    never paused, never counted, alive after its grading), and a file so named blinded the CPU sampler. Both read as
+    they are now, and the process is found, read and killed."""
+    from kb_data.harness import channel, cgroup, procfs
+    from kb_data.io import lock_dir
+
+    if not sandbox.own_uid("process"):
+        pytest.skip("a process sandbox gets a uid of its own only where the harness runs as root")
+    monkeypatch.setattr(cgroup.Cgroup, "create", classmethod(lambda cls, *a, **k: None))  # a host without cgroup v2
+    monkeypatch.setattr(cgroup.MemoryCap, "create", classmethod(lambda cls, *a, **k: None))
+    sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    try:
+        sb.start(_name_a_setsid_child_in_bytes_then_report)
+        child = channel.recv(sb.sock, timeout_s=60)["child"]
+        assert sb.cgroup is None and child in sb.pids(scan=True)
+        assert procfs.parent_and_inner_pid(child) is not None
+        named = [path for *_, path, _ in procfs.mappings(child) if path.endswith(".bin")]
+        assert [os.path.basename(os.fsencode(p)) for p in named] == [b"\xff\xfe.bin"], named
+    finally:
+        sb.close()
+    try:  # gone, or dead and waiting for init to reap it
+        assert procfs.status_field(procfs.read_text(f"/proc/{child}/status"), "State").startswith("Z")
+    except FileNotFoundError:
+        pass
