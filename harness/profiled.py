@@ -329,10 +329,14 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     allows whoever called it (an elementwise kernel, a reduction, numpy's BLAS row sums in a LayerNorm): only unnamed
     framework code (generated at run time, or of a library the judge has not loaded) and the barred families' count.
     Where the problem bars a family whose CPU kernels the framework generates at run time (a GEMM's), the profile
-    buys no allowance: that code is the barred work itself. A sampler the kernel refused is noted (as a sandbox
-    without a cgroup is); one that ran and saw no timed batch fails the check."""
+    buys no allowance: that code is the barred work itself. A sampler the kernel refused from the start is noted (as
+    a sandbox without a cgroup is); one that sampled the calibration, before the submission loaded, and failed after
+    it, or saw no timed batch, fails the check (a mapping named in bytes no decoder took switched it off for the rest
+    of a grading, with only that note: red team, session 42)."""
     if cand.sampler_error is not None:
-        if cand.device.type == "cpu":
+        if cand.device.type == "cpu" and cand.sampled.get("calibration"):
+            flag(res, "check_failed", f"framework samples: the sampler stopped after the calibration: {cand.sampler_error}")
+        elif cand.device.type == "cpu":
             res["flag_details"]["framework_samples"] = f"unavailable: {cand.sampler_error}"
         return
     timed, idle = cand.sampled.get("timing"), cand.sampled.get("calibration")

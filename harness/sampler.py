@@ -14,6 +14,7 @@ import hashlib
 import mmap
 import os
 import re
+import secrets
 import stat
 import struct
 import threading
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from kb_data.rules import OP_FAMILIES
 from kb_data.harness import confine
+from kb_data.harness.procfs import mappings
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
@@ -143,8 +145,8 @@ class Sampler:
                         (built if region[5][1] else installed)[region[3], ip - region[0] + region[4]] += n
                         sources[region[3]] = region[5][0]
             for ident in {i for i, _ in built}:  # a build's code that is the framework's, moved or touched up
-                hot = sorted(((n, off) for (i, off), n in built.items() if i == ident), reverse=True)[:COPY_WINDOWS]
-                copy = _copied_from_framework(ident, sources[ident], [off for _, off in hot], own)
+                copy = _copied_from_framework(ident, sources[ident], _drawn_places(
+                    {off: n for (i, off), n in built.items() if i == ident}, COPY_WINDOWS), own)
                 if copy is not None:
                     for key in [k for k in built if k[0] == ident]:
                         n = built.pop(key)
@@ -244,16 +246,6 @@ def _records(addr: int) -> list[tuple[int, int, int]]:
 Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] | None"]
 
 
-def _mappings(pid: int | str):
-    """(start, end, file offset, (device, inode), path, permissions as "rwxp") of each of a process's mappings."""
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            parts = line.split(maxsplit=5)
-            lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            yield (lo, hi, int(parts[2], 16), (parts[3], int(parts[4])), parts[5].strip() if len(parts) > 5 else "",
-                   parts[1])
-
-
 def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
                         submission_dir: str | None = None) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
@@ -264,9 +256,9 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     out, present = [], set()
     try:
         own_uid = os.stat(f"/proc/{pid}").st_uid  # the sandbox's: its seeded build is its own, not another's
-        mappings = list(_mappings(pid))
-        written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in mappings if "x" in perms])
-        for lo, hi, offset, ident, path, perms in mappings:
+        maps = list(mappings(pid))
+        written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in maps if "x" in perms])
+        for lo, hi, offset, ident, path, perms in maps:
             if ident in own:
                 present.add(ident)
             if "x" not in perms:
@@ -288,17 +280,39 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     return sorted(out), present
 
 
-COPY_WINDOWS, COPY_WINDOW = 6, 24  # a build's most sampled places, and the bytes of code read from each
-_copies: dict = {}  # a build file (identity, size, status-change time) -> (framework library, offset shift) or None
+COPY_WINDOWS, COPY_WINDOW = 6, 24  # a build's sampled places drawn in each batch, and the bytes of code read at each
+_copies: dict = {}  # a build file (identity, size, status-change time) -> (framework library, offset shift)
+
+
+def _drawn_places(counts: dict[int, int], k: int) -> list[int]:
+    """k of a file's sampled offsets, drawn in secret, each as likely as its share of the samples (without
+    replacement). The most sampled places alone were the submission's to choose: a spin loop of a few instructions
+    in the first batch held all six, and the answer was kept for the grading (red team, session 42); drawn, a copy's
+    code hides only in batches where it runs a small share of the time."""
+    draw = secrets.SystemRandom()
+    return [off for _, off in sorted(((draw.random() ** (1 / n), off) for off, n in counts.items()), reverse=True)[:k]]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _found_in(window: bytes, libraries: tuple[tuple[tuple[str, int], str], ...]) -> tuple:
+    """(library identity, offset) of the first place each of the judge's framework libraries holds `window`."""
+    found = []
+    for lib, path in libraries:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            at = m.find(window)
+        if at >= 0:
+            found.append((lib, at))
+    return tuple(found)
 
 
 def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) -> tuple | None:
-    """Whether a build's file holds a framework library's code, laid out as there: the code at two or more of its
-    most sampled places found in one of the judge's framework libraries at one and the same shift. Whole-page digests
+    """Whether a build's file holds a framework library's code, laid out as there: the code at two or more of the
+    sampled places found in one of the judge's framework libraries at one and the same shift. Whole-page digests
     (profiled.framework_pages_in) miss a copy with a byte of each page changed where its GEMM never runs (padding, a
     NOP encoded otherwise: red team, session 41, ok 0.57x against the honest kernel's 0.15x); the executed code stays,
-    and an honest kernel's code matches no two places at one shift. Read once per file; (identity, shift) or None."""
-    found = key = None
+    and an honest kernel's code matches no two places at one shift. A file found to be a copy stays one; a search
+    that finds none is asked again with the next batch's places (each window's search is kept). (identity, shift) or
+    None."""
     try:
         with open(source, "rb") as f:
             st = os.fstat(f.fileno())
@@ -306,22 +320,17 @@ def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) ->
             if key in _copies:
                 return _copies[key]
             windows = [(off, os.pread(f.fileno(), COPY_WINDOW, off)) for off in offsets]
-        windows = [(off, w) for off, w in windows if len(w) == COPY_WINDOW and len(set(w)) >= 8]  # not a fill
-        for lib, path in own.items():
-            shifts: collections.Counter = collections.Counter()
-            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-                for off, w in windows:
-                    at = m.find(w)
-                    if at >= 0:
-                        shifts[at - off] += 1
-            if shifts and shifts.most_common(1)[0][1] >= 2:
-                found = (lib, shifts.most_common(1)[0][0])
-                break
+        libraries = tuple(sorted(own.items()))
+        shifts: collections.Counter = collections.Counter()
+        for off, w in windows:
+            if len(w) == COPY_WINDOW and len(set(w)) >= 8:  # not a fill
+                shifts.update((lib, at - off) for lib, at in _found_in(w, libraries))
     except (OSError, ValueError):
-        pass
-    if key is not None:
-        _copies[key] = found
-    return found
+        return None
+    if not shifts or shifts.most_common(1)[0][1] < 2:
+        return None
+    _copies[key] = shifts.most_common(1)[0][0]
+    return _copies[key]
 
 
 def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: float, own_uid: int) -> bool:
@@ -407,7 +416,7 @@ def _own_framework() -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], 
     their executable mappings."""
     files, layout = {}, {}
     try:
-        for lo, hi, offset, ident, path, perms in _mappings("self"):
+        for lo, hi, offset, ident, path, perms in mappings("self"):
             if FRAMEWORK_CODE.search(path):
                 files[ident] = path
                 if "x" in perms:
@@ -473,13 +482,16 @@ _TABLES: collections.OrderedDict = collections.OrderedDict()  # the last 32 file
 
 
 def _symbols(path: str, ident: tuple[str, int]) -> "_Symbols":
-    """A file's symbol table, read once per identity (an installed file is read through a path that names the
-    mapping, which changes from one process to the next)."""
-    if ident not in _TABLES:
-        _TABLES[ident] = _Symbols(path)
+    """A file's symbol table, read once per file (an installed file is read through a path that names the mapping,
+    which changes from one process to the next): its identity, size and status-change time, as the copy search's
+    (a resident judge's next sandbox may get the last one's device and inode on its fresh tmpfs)."""
+    st = os.stat(path)
+    key = (ident, st.st_size, st.st_ctime_ns)
+    if key not in _TABLES:
+        _TABLES[key] = _Symbols(path)
         if len(_TABLES) > 32:
             _TABLES.popitem(last=False)
-    return _TABLES[ident]
+    return _TABLES[key]
 
 
 class _Symbols:

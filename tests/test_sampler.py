@@ -130,12 +130,14 @@ def _cpu_ns(pid: int) -> int:
 def test_framework_time_no_recorded_op_covers_is_a_mismatch():
     """CPU time the timed calls spent in the framework's code past a no-work call's, over what the profile's ops cover
     (the rules' slack, times the candidate's threads, plus the margin), is framework work below the dispatcher. A
-    sampler the kernel refused is noted; one that saw no timed batch, or threads it could not follow, fails the check."""
+    sampler the kernel refused from the start is noted; one that stopped after the calibration (red team, session 42:
+    a mapping named in bytes no decoder took), saw no timed batch, or lost threads it could not follow, fails the
+    check."""
     rules = rules_for("v3")
     allowed = rules["framework_unseen_slack_cpu"] * 0.5 * cpu_threads() + rules["framework_unseen_margin_ms_cpu"]
 
-    def check(timed_fw: float | None, error: str | None = None, new_threads: int = 0) -> dict:
-        sampled = {"calibration": {"calls": 10, "framework_ms": 5.0, "other_ms": 5.0, "lost_samples": 0}}
+    def check(timed_fw: float | None, error: str | None = None, new_threads: int = 0, calibrated: bool = True) -> dict:
+        sampled = {"calibration": {"calls": 10, "framework_ms": 5.0, "other_ms": 5.0, "lost_samples": 0}} if calibrated else {}
         if timed_fw is not None:
             sampled["timing"] = {"calls": 10, "framework_ms": 10 * (1.0 + timed_fw), "other_ms": 1.0,  # 0.5 ms named
                                  "lost_samples": 0, "new_threads": new_threads,
@@ -149,8 +151,10 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
     over = check(allowed * 1.05)
     assert over["flags"] == ["profile_mismatch"] and "framework work no op names" in over["flag_details"]["profile_mismatch"]
     assert over["flag_details"]["framework_samples"]["timed_call_ms"] == round(0.5 + allowed * 1.05, 3)
-    refused = check(None, error="perf_event_open: Permission denied")
+    refused = check(None, error="perf_event_open: Permission denied", calibrated=False)
     assert refused["flags"] == [] and refused["flag_details"]["framework_samples"].startswith("unavailable")
+    stopped = check(None, error="reading the samples: 'utf-8' codec can't decode byte 0xff")
+    assert stopped["flags"] == ["check_failed"] and "after the calibration" in stopped["flag_details"]["check_failed"]
     assert check(None)["flags"] == ["check_failed"]
     assert check(0.0, new_threads=2)["flags"] == ["check_failed"]
 
@@ -259,7 +263,8 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
     libraries) is the submission's own code."""
     import mmap
 
-    from kb_data.harness.sampler import _executable_regions, _mappings
+    from kb_data.harness.procfs import mappings
+    from kb_data.harness.sampler import _executable_regions
 
     def region_of(path, since):
         with open(path, "rb") as f:
@@ -268,7 +273,7 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
             except OSError as e:
                 pytest.skip(f"no executable mapping of {path} here (a noexec mount?): {e}")
         try:
-            starts = {lo for lo, _, _, _, name, perms in _mappings("self") if name == str(path) and "x" in perms}
+            starts = {lo for lo, _, _, _, name, perms in mappings("self") if name == str(path) and "x" in perms}
             regions, _ = _executable_regions(os.getpid(), {}, since)
             return [r for r in regions if r[0] in starts]
         finally:
@@ -310,7 +315,7 @@ def test_code_in_a_file_made_at_run_time_is_the_frameworks_unnamed_code(tmp_path
         os.close(w)
         try:
             assert os.read(r, 1) == b"1"
-            starts = {lo for lo, _, _, _, name, perms in _mappings(pid) if name == str(left) and "x" in perms}
+            starts = {lo for lo, _, _, _, name, perms in mappings(pid) if name == str(left) and "x" in perms}
             regions, _ = _executable_regions(pid, {}, since)
             assert [r[2] for r in regions if r[0] in starts] == [False]
         finally:
@@ -325,7 +330,8 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
     written stays the submission's own."""
     import mmap
 
-    from kb_data.harness.sampler import _executable_regions, _mappings
+    from kb_data.harness.procfs import mappings
+    from kb_data.harness.sampler import _executable_regions
 
     donor = tmp_path / "donor.so"
     donor.write_bytes(b"\xc3" * 8192)
@@ -343,7 +349,7 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
                 m[:4] = b"\x90\x90\x90\xc3"
             else:
                 assert m[4096] == 0xc3  # a page read in is present, and still the file's
-            starts = {lo for lo, _, _, _, name, perms in _mappings("self") if name == path and "x" in perms}
+            starts = {lo for lo, _, _, _, name, perms in mappings("self") if name == path and "x" in perms}
             regions, _ = _executable_regions(os.getpid(), {}, since)
             return [r[2] for r in regions if r[0] in starts]
         finally:
