@@ -105,7 +105,10 @@ def run_build(job: dict) -> dict:
             return {"status": "compile_error", "error": "build: " + str(reply.get("error"))[:6000],
                     "build_s": time.monotonic() - t0, "compiler_failed": True}
         if built.is_dir():
-            _store(built, job["key"], Path(job["cache_root"]))
+            try:
+                _store(built, job["key"], Path(job["cache_root"]))
+            except BuildTooLarge as e:
+                return {"status": "compile_error", "error": f"build: {e}", "build_s": time.monotonic() - t0}
         return {"status": "built" if built.is_dir() else "nothing_built", "build_s": time.monotonic() - t0}
     finally:
         sb.close()
@@ -149,21 +152,35 @@ def _store(built: Path, key: str, root: Path) -> None:
 
 
 COPY_DEPTH = 32  # folder levels of a build that are copied (a real one has a few; 3000 took Python past its recursion)
+# what a build may leave, by the files' sizes as written out: sparse files hold no memory in the build sandbox and
+# were copied as gigabytes of zeros onto the host's disk (red team, session 42); a real build leaves tens of MB
+BUILD_MAX_BYTES, BUILD_MAX_FILES = 1 << 30, 4096
 
 
-def _copy_plain(src: Path, dst: Path, depth: int = 0) -> None:
+class BuildTooLarge(OSError):
+    """A build left more than BUILD_MAX_BYTES or BUILD_MAX_FILES."""
+
+
+def _copy_plain(src: Path, dst: Path, depth: int = 0, budget: list[int] | None = None) -> None:
     """Folders and regular files only, modes and times kept (ninja compares them), no link ever followed: anything
     else a build sandbox leaves (links, FIFOs, devices, folders past COPY_DEPTH levels) is dropped, and torch's build
-    `lock` with it."""
+    `lock` with it. Past the build's budget of bytes and files it stops with BuildTooLarge."""
+    budget = [BUILD_MAX_BYTES, BUILD_MAX_FILES] if budget is None else budget
     os.mkdir(dst)
     for entry in os.scandir(src):
         st = os.lstat(entry.path)
         path, out = Path(entry.path), dst / entry.name
+        budget[1] -= 1
+        if budget[1] < 0:
+            raise BuildTooLarge(f"it left more than {BUILD_MAX_FILES} files and folders")
         if stat.S_ISDIR(st.st_mode):
             if depth >= COPY_DEPTH:
                 continue
-            _copy_plain(path, out, depth + 1)
+            _copy_plain(path, out, depth + 1, budget)
         elif stat.S_ISREG(st.st_mode) and entry.name != "lock":
+            budget[0] -= st.st_size
+            if budget[0] < 0:
+                raise BuildTooLarge(f"its files are over {BUILD_MAX_BYTES >> 20} MiB in all (sparse ones by their size)")
             with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f, open(out, "xb") as g:
                 shutil.copyfileobj(f, g)
             os.chmod(out, stat.S_IMODE(st.st_mode) & 0o755)

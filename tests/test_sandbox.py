@@ -358,6 +358,27 @@ def test_a_build_folder_is_cached_as_folders_and_plain_files_only(tmp_path):
     assert (got / "ext" / "ext.so").stat().st_mtime_ns == 1_234_567_890_000
 
 
+
+def test_a_build_that_leaves_more_than_a_build_makes_is_refused_and_nothing_of_it_is_cached(tmp_path):
+    """Red team, session 42: sparse files hold no memory in the build sandbox and no disk, and the copy into the
+    host's cache wrote each out as gigabytes of zeros (3 GiB from three files). A build's files count by their size,
+    and one over the budget of bytes or files is not cached."""
+    from kb_data.harness import build
+
+    built = tmp_path / "sandbox" / build.EXTENSIONS
+    (built / "ext").mkdir(parents=True)
+    (built / "ext" / "ext.so").write_bytes(b"\x7fELF so")
+    with open(built / "ext" / "hole.bin", "wb") as f:
+        f.truncate(build.BUILD_MAX_BYTES)
+    with pytest.raises(build.BuildTooLarge, match="MiB in all"):
+        build._store(built, "k" * 32, tmp_path / "cache")
+    (built / "ext" / "hole.bin").unlink()
+    for k in range(build.BUILD_MAX_FILES):
+        (built / "ext" / f"f{k}.o").touch()
+    with pytest.raises(build.BuildTooLarge, match="files and folders"):
+        build._store(built, "k" * 32, tmp_path / "cache")
+    assert build.cached("k" * 32, tmp_path / "cache") is None and os.listdir(tmp_path / "cache") == []
+
 # in the build sandbox: the build server's socket is in the caller's frame; reply "built" at once, then keep the
 # folder changing (a link swapped in after the copy began would be read on the host)
 FORGED_BUILD_REPLY = '''# load_inline (the word alone sends this source through the build stage)
