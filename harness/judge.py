@@ -50,7 +50,14 @@ def judge(job: dict) -> dict:
     except ChannelError as e:  # a reply that fails validation: the candidate's doing
         res["status"], res["error"] = "rejected", f"the candidate's reply was invalid: {e}"
     except Exception as e:  # a judge-side failure caused by what the candidate left behind
-        res["status"], res["error"] = "runtime_error", f"judge: {type(e).__name__}: {_first_lines(e)}"
+        why = f"judge: {type(e).__name__}: {_first_lines(e)}"
+        if res["compiled"]:  # with its code loaded, a check the judge could not finish fails it: a build file, a
+            # mapping or a process state that made the judge raise turned a rejection into a runtime_error's higher
+            # reward (red team, session 42)
+            res["status"], res["error"] = "rejected", why
+            flag(res, "check_failed", f"the judge could not finish its checks on this submission ({why})")
+        else:
+            res["status"], res["error"] = "runtime_error", why
         _retire(res)
     finally:
         cand = res.pop("_candidate", None)

@@ -29,7 +29,9 @@ VENDOR_KERNEL_RE = re.compile(
 FRAMEWORK_NAME_RE = re.compile(
     r"sgemm|hgemm|implicit_convolve|precomputed_convolve|explicit_convolve|im2col|col2im|\bfft|elementwise_kernel|"
     r"reduce_kernel|CatArrayBatchedCopy|indexSelect|gatherTopK|radixSort|bitonicSort", re.I)
-_CUDA_KERNEL_DEF = re.compile(r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|[\w:<>*&]+)\s*)*?(?!__launch_bounds__)(\w+)\s*\(")
+# each qualifier ends where whitespace does: nested repeats whose separator could be empty backtracked exponentially on
+# a comment of "__global__" and 48 letters, and the grading ran out its time (red team, session 42)
+_CUDA_KERNEL_DEF = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*|[\w:<>*&]+\s+)*?(?!__launch_bounds__)(\w+)\s*\(")
 _TRITON_KERNEL_DEF = re.compile(r"@triton\.jit\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def\s+(\w+)")
 
 
@@ -59,7 +61,7 @@ def own_kernels(job: dict, files: list[tuple[str, bytes]] | None = None) -> froz
 
 # The framework's kernels below its dispatcher, as a compiled extension links them (Itanium-mangled at::native:: and
 # at::cpublas:: names): called so, they run without an op the profiler records
-_LINKED_NATIVE = re.compile(rb"_ZN2at(?:6native|7cpublas)(\d+)")
+_LINKED_NATIVE = re.compile(rb"_ZN2at(?:6native|7cpublas)(\d{1,4})")  # a name's length: 5000 digits raised
 # torch.compile's code in a build: AOTInductor's generated kernels and the shims they call, Inductor's C++ prefix code
 _INDUCTOR_MARKS = (b"aoti_torch_", b"aotinductor/",  # AOTInductor's packages and their shim calls
                    b"inductor_cpu_integer_div_error_flag", b"_TORCHINDUCTOR_PYOBJECT")  # Inductor's C++ prefix code
@@ -320,6 +322,9 @@ def observed_as_timed(busy: list[float], rules, device, res) -> None:
                                       "was timed")
 
 
+SAMPLES_LOST_MAX = 0.1  # the share of a grading's timed samples its rings may lose
+
+
 def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -> None:
     """The framework's code that the timed calls ran, as the kernel sampled it on a CPU (torch's libraries, the BLAS
     and oneDNN ones, code generated at run time), past what a no-work call of the harness runs there (calibrated
@@ -342,6 +347,13 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     timed, idle = cand.sampled.get("timing"), cand.sampled.get("calibration")
     if not (timed and idle and timed["calls"] and idle["calls"]):
         flag(res, "check_failed", "framework samples: no timed batch was sampled")
+        return
+    lost = timed.get("lost_samples", 0)
+    if lost > max(SAMPLES_LOST_MAX * (lost + timed.get("samples", 0)), 20) or (lost and timed.get("mapped")):
+        # rings kept full lose the samples of what ran meanwhile, and the records of code mapped (a flood of mappings
+        # would lose the one that placed the code); the judge drains them often enough that an honest batch loses none
+        flag(res, "check_failed", f"framework samples: {lost} records of the timed calls lost to full rings "
+                                  f"({timed.get('mapped')} executable mappings made meanwhile)")
         return
 
     barred_code = re.compile("|".join(OP_FAMILIES[f]["cpu"] for f in barred), re.I) if barred else None
