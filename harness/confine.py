@@ -155,7 +155,7 @@ def enter(setup: dict) -> None:
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
-        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS))
+        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS + (MOVED_MAPPINGS,)))
 
 
 # Landlock (Linux 5.13 on), for the process level, which mounts nothing: the file system's world-writable folders (/tmp,
@@ -236,6 +236,11 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
 # has nothing that fires. Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
 TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl",
                   "io_setup", "io_submit")
+# and a mapping moved over a chosen address (mremap's MREMAP_FIXED or MREMAP_DONTUNMAP), which, unlike a new mapping,
+# leaves no record in the judge's CPU sampler: code moved away after it ran, and a decoy moved over its range, would
+# put the samples of the code in the decoy's name (red team, session 42, done with mmap)
+MOVED_MAPPINGS = "mremap_fixed"
+MREMAP_FIXED_FLAGS = 2 | 4  # MREMAP_FIXED, MREMAP_DONTUNMAP
 # the numbers from 424 on are the same on every architecture (Linux 5.1's unified table)
 _GENERIC = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
             "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442}
@@ -248,14 +253,14 @@ SYSCALLS = {
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
         "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
-        "setitimer": 38, "alarm": 37, **_GENERIC}),
+        "setitimer": 38, "alarm": 37, "mremap": 25, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
-        "timer_create": 107, "setitimer": 103, **_GENERIC}),
+        "timer_create": 107, "setitimer": 103, "mremap": 216, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no
@@ -276,7 +281,7 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS) -> list[tuple
     if machine not in SYSCALLS:
         raise OSError(errno.ENOSYS, f"no system call table for {machine}: the sandbox cannot refuse {DENIED_SYSCALLS[0]}")
     arch, numbers = SYSCALLS[machine]
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, |JSET|K, BPF_RET|K
     eperm = SECCOMP_RET_ERRNO | errno.EPERM
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, SECCOMP_RET_KILL_PROCESS), (ld, 0, 0, 0)]
     if machine == "x86_64":
@@ -284,6 +289,9 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS) -> list[tuple
     for name in denied:
         if name in numbers:
             prog += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
+    if MOVED_MAPPINGS in denied:  # mremap with those flags (args[3]'s low word, offset 40); the number stays loaded
+        prog += [(jeq, 0, 4, numbers["mremap"]), (ld, 0, 0, 40), (jset, 0, 1, MREMAP_FIXED_FLAGS), (ret, 0, 0, eperm),
+                 (ret, 0, 0, SECCOMP_RET_ALLOW)]
     n = len(SOCKET_FAMILIES)
     for call in SOCKET_CALLS[machine]:  # the call's number (offset 0), then its family (args[0]'s low word, offset 16)
         prog += [(ld, 0, 0, 0), (jeq, 0, n + 3, call), (ld, 0, 0, 16)]

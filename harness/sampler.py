@@ -54,10 +54,11 @@ class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
 
 _TYPE_SOFTWARE, _SW_TASK_CLOCK = 1, 1
 _SAMPLE_IP, _SAMPLE_TID = 1, 2
-_DISABLED, _EXCLUDE_KERNEL, _EXCLUDE_HV = 1 << 0, 1 << 5, 1 << 6
+_DISABLED, _EXCLUDE_KERNEL, _EXCLUDE_HV, _MMAP = 1 << 0, 1 << 5, 1 << 6, 1 << 8
 _IOC_ENABLE, _IOC_DISABLE = 0x2400, 0x2401
-_RECORD_SAMPLE, _RECORD_LOST = 9, 2
-_RECORD_MAX = 40  # bytes read of a record: a sample's header, ip and pid/tid; a lost record's header, id and count
+_RECORD_MMAP, _RECORD_SAMPLE, _RECORD_LOST = 1, 9, 2
+_RECORD_MAX = 40  # bytes read of a record: a sample's header, ip and pid/tid; a lost record's header, id and count;
+# an executable mapping's header, pid/tid, start and length
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
                                                             ctypes.c_int, ctypes.c_int, ctypes.c_long]
@@ -82,6 +83,7 @@ class Sampler:
         self.pids: list[int] = []
         self.tids: set[int] = set()
         self.samples: collections.Counter = collections.Counter()  # (pid, ip)
+        self.mapped: list[tuple[int, int, int]] = []  # (pid, start, end) of code mapped while the events counted
         self.lost = 0
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -109,13 +111,24 @@ class Sampler:
     def _drain(self) -> None:
         with self._lock:
             for _, addr in self.events:
-                for kind, pid, ip in _records(addr):
+                for kind, pid, ip, size in _records(addr):
                     if kind == _RECORD_LOST:
                         self.lost += ip
+                    elif kind == _RECORD_MMAP:
+                        self.mapped.append((pid, ip, ip + size))
                     else:
                         self.samples[pid, ip] += 1
 
     def stop(self, pids_now: list[int] | None = None) -> dict:
+        # the maps are read while the events still count: code mapped over a range after this read, or before it
+        # within the batch, is an mmap record (the samples are placed by the maps as they are now, and a decoy mapped
+        # over the code after each call took its name: red team, session 42)
+        try:
+            own, layout = _own_framework()
+            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir) for pid in self.pids}
+        except BaseException:
+            self._close()
+            raise
         for fd, _ in self.events:
             _libc.ioctl(fd, _IOC_DISABLE, 0)
         self._done.set()
@@ -124,8 +137,6 @@ class Sampler:
                 self._drainer.join()
             self._drain()
             cpu_ns = sum(struct.unpack("Q", os.read(fd, 8))[0] for fd, _ in self.events)  # the task clocks' counts
-            own, layout = _own_framework()
-            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir) for pid in self.pids}
             code = {pid: got[0] if got else None for pid, got in maps.items()}
             tampered = sorted({Path(own[ident]).name for got in maps.values() if got
                                for ident in _replaced_framework_code(*got, layout)})
@@ -133,8 +144,13 @@ class Sampler:
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
             # the same in installed files and in the submission's build, and where to read their symbols
             installed, built, sources = collections.Counter(), collections.Counter(), {}
+            remapped = collections.defaultdict(list)
+            for pid, lo, hi in self.mapped:
+                remapped[pid].append((lo, hi))
             for (pid, ip), n in self.samples.items():
                 region = _region(code.get(pid), ip)
+                if region is not None and any(lo <= ip < hi for lo, hi in remapped.get(pid, ())):
+                    region = None  # code mapped during the batch is code made at run time, whatever it maps now
                 if region is None or region[2]:
                     framework += n
                     if region is not None and region[3] is not None:
@@ -175,7 +191,7 @@ class Sampler:
         if unnamed_built:
             names, counts = names + [None], counts + [unnamed_built]
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
-                "lost_samples": self.lost, "new_threads": new, "functions": by_name(names, counts, "?"),
+                "lost_samples": self.lost, "mapped": len(self.mapped), "new_threads": new, "functions": by_name(names, counts, "?"),
                 "installed_functions": by_name(installed_names, installed.values()),
                 "built_functions": by_name(built_names, built.values()), "tampered": tampered}
 
@@ -203,7 +219,7 @@ def _open(tid: int) -> tuple[int, int] | None:
     if _SYS_PERF_EVENT_OPEN is None:
         raise SamplerUnavailable(f"no perf_event_open number known for {os.uname().machine}")
     attr = _Attr(type=_TYPE_SOFTWARE, size=ctypes.sizeof(_Attr), config=_SW_TASK_CLOCK, sample_period=PERIOD_NS,
-                 sample_type=_SAMPLE_IP | _SAMPLE_TID, flags=_DISABLED | _EXCLUDE_KERNEL | _EXCLUDE_HV)
+                 sample_type=_SAMPLE_IP | _SAMPLE_TID, flags=_DISABLED | _EXCLUDE_KERNEL | _EXCLUDE_HV | _MMAP)
     fd = _libc.syscall(_SYS_PERF_EVENT_OPEN, ctypes.byref(attr), tid, -1, -1, 0)
     if fd < 0:
         err = ctypes.get_errno()
@@ -218,9 +234,10 @@ def _open(tid: int) -> tuple[int, int] | None:
     return fd, addr
 
 
-def _records(addr: int) -> list[tuple[int, int, int]]:
-    """(record type, pid, ip) of the samples a ring holds, (LOST, 0, count) of its lost records; the ring's space is
-    given back to the kernel (its tail moved to its head)."""
+def _records(addr: int) -> list[tuple[int, int, int, int]]:
+    """(record type, pid, ip, 0) of the samples a ring holds, (LOST, 0, count, 0) of its lost records, (MMAP, pid,
+    start, length) of the executable mappings its thread made; the ring's space is given back to the kernel (its tail
+    moved to its head)."""
     meta = (ctypes.c_char * _PAGE).from_address(addr)
     head, tail = struct.unpack_from("QQ", bytes(meta[1024:1040]))  # data_head, data_tail
     size = RING_PAGES * _PAGE
@@ -234,9 +251,12 @@ def _records(addr: int) -> list[tuple[int, int, int]]:
             break
         if kind == _RECORD_SAMPLE:
             ip, pid = struct.unpack_from("QI", data, off + 8)
-            out.append((kind, pid, ip))
+            out.append((kind, pid, ip, 0))
         elif kind == _RECORD_LOST:
-            out.append((kind, 0, struct.unpack_from("Q", data, off + 16)[0]))
+            out.append((kind, 0, struct.unpack_from("Q", data, off + 16)[0], 0))
+        elif kind == _RECORD_MMAP:
+            pid, _, start, span = struct.unpack_from("IIQQ", data, off + 8)
+            out.append((kind, pid, start, span))
         pos += length
     ctypes.c_uint64.from_address(addr + 1032).value = head  # data_tail
     return out
@@ -270,10 +290,14 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
             other = None
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
-                jit = _made_at_run_time(pid, lo, hi, ident[1], path, since, own_uid)
-                if not jit:
-                    other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}",
-                             bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
+                st = _mapped_file(pid, lo, hi, ident[1], path)
+                jit = _made_at_run_time(st, since, own_uid)
+                if not jit:  # its build: a file of its own uid, by whichever mount it was opened (the work dir is
+                    # /tmp and /var/tmp at once; a copy loaded through /var/tmp was named as an installed file's, and
+                    # no copy search ran: red team, session 42)
+                    built = (confine.a_sandbox_uid(own_uid) and st.st_uid == own_uid) or (
+                        bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
+                    other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", built)
             out.append((lo, hi, jit or library, ident if library or other else None, offset, other))
     except OSError:
         return None
@@ -333,7 +357,19 @@ def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) ->
     return _copies[key]
 
 
-def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: float, own_uid: int) -> bool:
+def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str) -> os.stat_result | None:
+    """The status of the file a mapping maps, as the judge sees it; None if it cannot be found."""
+    for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
+        try:
+            st = os.stat(where)
+        except OSError:
+            continue
+        if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
+            return st
+    return None
+
+
+def _made_at_run_time(st: os.stat_result | None, since: float, own_uid: int) -> bool:
     """Whether a mapped file's code was made at run time: a file made (or changed, renamed, linked) after `since`,
     when the submission's process had not yet loaded (the framework's generated kernels saved to a file, a library
     copied under another name, torch.compile's output), or no regular file at all (a private mapping of /dev/zero
@@ -341,16 +377,9 @@ def _made_at_run_time(pid: int, lo: int, hi: int, inode: int, path: str, since: 
     one left a renamed copy of OpenBLAS in the host's /dev/shm for it: red team, session 41; what a sandbox leaves
     there goes when it closes, and its uid is leased to one sandbox at a time, so this one's own files are only its
     seeded build, chowned to it before it started). The file's status-change time, which no one but the kernel sets;
-    a file the judge cannot stat counts as made at run time."""
-    for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
-        try:
-            st = os.stat(where)
-        except OSError:
-            continue
-        if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
-            return (st.st_ctime >= since or not stat.S_ISREG(st.st_mode)
-                    or (confine.a_sandbox_uid(st.st_uid) and st.st_uid != own_uid))
-    return True
+    a file the judge cannot stat (None) counts as made at run time."""
+    return (st is None or st.st_ctime >= since or not stat.S_ISREG(st.st_mode)
+            or (confine.a_sandbox_uid(st.st_uid) and st.st_uid != own_uid))
 
 
 def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int]:
@@ -360,12 +389,16 @@ def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int
     out = set()
     with open(f"/proc/{pid}/pagemap", "rb", buffering=0) as f:
         for lo, hi in ranges:
+            if hi - lo > EXEC_RANGE_MAX:  # no library's code is this large, and its map would be read whole each
+                out.add(lo)  # batch (64 TiB reserved made the judge ask for 128 GiB: red team, session 42)
+                continue
             entries = os.pread(f.fileno(), (hi - lo) // _PAGE * 8, lo // _PAGE * 8)
             if _WRITTEN_PAGE in entries[7::8].translate(_WRITTEN_FLAGS):  # each entry's top byte: bits 56-63
                 out.add(lo)
     return out
 
 
+EXEC_RANGE_MAX = 4 << 30  # an executable mapping larger than this holds code made at run time, unread
 # a page map entry's top byte -> 1 where the page is present and not a file's (bit 63 set, bit 61 clear) or swapped
 # (bit 62), else 0 (Documentation/admin-guide/mm/pagemap.rst)
 _WRITTEN_FLAGS = bytes(int(bool((b & 0x80 and not b & 0x20) or b & 0x40)) for b in range(256))
@@ -401,12 +434,12 @@ def functions_at(places: list[tuple[tuple[str, int], int]], own: dict[tuple[str,
     for ident in {ident for ident, _ in places}:
         if ident not in own:
             continue
-        try:
-            table = _symbols(own[ident], ident)
-        except (OSError, ValueError, struct.error, IndexError):
-            continue
         at = [i for i, (key, _) in enumerate(places) if key == ident]
-        for i, name in zip(at, table.names_at([places[i][1] for i in at])):
+        try:  # a build's ELF is the submission's to make: any header it can write (an address past 64 bits raised)
+            found = _symbols(own[ident], ident).names_at([places[i][1] for i in at])
+        except (OSError, ValueError, struct.error, IndexError, ArithmeticError):
+            continue  # unnamed: a build's unnamed code is counted as code made at run time
+        for i, name in zip(at, found):
             names[i] = name
     return names
 
@@ -476,6 +509,17 @@ def _framework_code_pages() -> dict[bytes, str]:
                     if digest is not None:
                         out.setdefault(digest, Path(path).name)
     return out
+
+
+# back-references of an Itanium name (S_, S0_, T_...): each may repeat everything named before it, so a few dozen make
+# its demangled text exponentially long (a build's 210-byte name demangled to gigabytes: red team, session 42)
+_BACK_REFERENCE = re.compile(r"[ST][0-9A-Z]*_")
+BACK_REFERENCES_MAX = 16
+
+
+def _demangled(name: str, demangle) -> str:
+    """`demangle(name)`, or the name as it is where its back-references could make the text exponentially long."""
+    return name if len(_BACK_REFERENCE.findall(name)) > BACK_REFERENCES_MAX else demangle(name)
 
 
 _TABLES: collections.OrderedDict = collections.OrderedDict()  # the last 32 files' symbol tables, by identity
@@ -559,7 +603,7 @@ class _Symbols:
             start = self.strings + int(self.offsets[k])
             end = self.data.find(b"\0", start, start + 4096)
             if end > start:
-                names.add(demangle(self.data[start:end].decode(errors="replace")))
+                names.add(_demangled(self.data[start:end].decode(errors="replace"), demangle))
         if len(names) <= 1:
             return next(iter(names), None)
         families = [re.compile(f["cpu"], re.I) for f in OP_FAMILIES.values()]

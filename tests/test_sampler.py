@@ -98,6 +98,58 @@ def test_the_frameworks_samples_are_named_and_sorted_into_op_families():
     assert sampled_families({"at::native::(anonymous namespace)::cpu_max_pool<float>(at::Tensor const&)": 0.4}, families) == {}
 
 
+_REMAP_SPIN = r"""
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+code = bytes.fromhex("f390" * 32 + "48ffcf" + "75" + format(256 - 64 - 5, "02x") + "c3")  # pause x32; dec rdi; jnz; ret
+path = os.path.join(sys.argv[1], "spin.bin")
+open(path, "wb").write(code.ljust(4096, b"\xcc"))
+decoy = os.path.join(sys.argv[1], "decoy.bin")
+open(decoy, "wb").write(b"\xcc" * 4096)
+fd, cold = os.open(path, os.O_RDONLY), os.open(decoy, os.O_RDONLY)
+at = libc.mmap(None, 4096, 5, 2, cold, 0)  # PROT_READ | PROT_EXEC, MAP_PRIVATE
+spin = ctypes.CFUNCTYPE(None, ctypes.c_long)(at)
+print("go", flush=True)
+sys.stdin.readline()
+for _ in range(100):  # the code mapped over the decoy for each call and the decoy back after it
+    libc.mmap(at, 4096, 5, 2 | 0x10, fd, 0)
+    spin(50000)
+    libc.mmap(at, 4096, 5, 2 | 0x10, cold, 0)
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_code_mapped_while_a_batch_runs_is_code_made_at_run_time_whatever_is_mapped_there_after(tmp_path):
+    """Red team, session 42: samples were placed by the mappings read after the batch, so code mapped over a decoy
+    for each call, and the decoy mapped back after it, ran in the decoy's name (OpenBLAS graded ok at 3.5-5x the
+    honest kernel's speed). The kernel records every executable mapping a sampled thread makes (and the judge reads
+    the maps before it stops counting): code run in a range mapped during the batch is code made at run time."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the spin loop is x86-64 code")
+    child = subprocess.Popen([sys.executable, "-c", _REMAP_SPIN, str(tmp_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "go"
+        sampler = Sampler(code_since=time.time() - 3600, submission_dir=str(tmp_path))
+        try:
+            sampler.start([child.pid])
+        except SamplerUnavailable as e:
+            pytest.skip(f"the kernel refuses sampling here: {e}")
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "done"
+        got = sampler.stop()
+    finally:
+        child.kill()
+        child.wait()
+    assert len(sampler.mapped) == 200 or sampler.lost, len(sampler.mapped)
+    assert got["mapped"] == len(sampler.mapped)
+    assert got["cpu_ms"] > 20 and got["framework_ms"] > 0.8 * got["cpu_ms"], got
+    assert sum(got["functions"].values()) < 0.1 * got["cpu_ms"] and not got["built_functions"], got  # named by none
+
 def test_a_batch_longer_than_the_ring_holds_loses_no_samples():
     """A thread fills its ring in about half a second of CPU time; the judge drains the rings while a batch runs, so
     a batch of twice that keeps a sample for every period of the thread's CPU time (the kernel's own count)."""

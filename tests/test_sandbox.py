@@ -303,8 +303,8 @@ def test_every_flag_has_a_registered_check_that_exists_and_a_row_in_the_readme()
 def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_machine():
     """Each machine's table names a number for each denied call it has (a typo would leave one allowed), the program
     tests each of them, and a machine without a table gets no sandbox rather than one without the filter
-    (hostile/denied_syscalls, socket_families_refused_gelu and timer_fanout_refused_on_a_cpu_gelu check the refusals
-    themselves inside a real sandbox); a socket's family is compared only where the call is socket or socketpair; the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
+    (hostile/denied_syscalls, socket_families_refused_gelu, timer_fanout_refused_on_a_cpu_gelu and
+    moved_mapping_refused_on_a_cpu_gelu check the refusals themselves inside a real sandbox); a socket's family is compared only where the call is socket or socketpair; the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
     from kb_data.harness import confine
 
     def compared(program, offset):
@@ -318,17 +318,21 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
                 out.add(k)
         return out
 
-    every = confine.DENIED_SYSCALLS + confine.TIMER_SYSCALLS
+    every = confine.DENIED_SYSCALLS + confine.TIMER_SYSCALLS + (confine.MOVED_MAPPINGS,)
+    named = set(every) - {confine.MOVED_MAPPINGS} | {"mremap"}  # refused only with the flags that move a mapping
     for machine, (_, numbers) in confine.SYSCALLS.items():
-        assert set(numbers) <= set(every), machine
+        assert set(numbers) <= named, machine
+        moving = [k for code, _, _, k in confine.seccomp_program(machine, every) if code == 0x45]  # BPF_JMP|JSET|K
+        assert moving == [confine.MREMAP_FIXED_FLAGS] and not any(
+            code == 0x45 for code, *_ in confine.seccomp_program(machine)), machine
         assert len(set(numbers.values())) == len(numbers), machine
         tested = compared(confine.seccomp_program(machine, every), 0)
         assert set(numbers.values()) <= tested, machine
         plain = compared(confine.seccomp_program(machine), 0)
-        assert not plain & {numbers[n] for n in confine.TIMER_SYSCALLS if n in numbers}, machine  # only if asked
+        assert not plain & {numbers[n] for n in confine.TIMER_SYSCALLS + ("mremap",) if n in numbers}, machine  # only if asked
         assert set(confine.SOCKET_CALLS[machine]) <= plain and not set(confine.SOCKET_CALLS[machine]) & set(numbers.values())
         assert compared(confine.seccomp_program(machine), 16) == set(confine.SOCKET_FAMILIES), machine
-    assert set(confine.SYSCALLS["x86_64"][1]) == set(every)
+    assert set(confine.SYSCALLS["x86_64"][1]) == named
     with pytest.raises(OSError, match="no system call table for riscv64"):
         confine.seccomp_program("riscv64")
 
@@ -378,6 +382,25 @@ def test_a_build_that_leaves_more_than_a_build_makes_is_refused_and_nothing_of_i
     with pytest.raises(build.BuildTooLarge, match="files and folders"):
         build._store(built, "k" * 32, tmp_path / "cache")
     assert build.cached("k" * 32, tmp_path / "cache") is None and os.listdir(tmp_path / "cache") == []
+
+
+def test_the_build_cache_keeps_its_budget_by_removing_the_builds_used_longest_ago(tmp_path, monkeypatch):
+    """Every source is a key of its own, so variants of one build under the per-build budget filled the host's disk
+    (red team, session 42): past KB_BUILD_CACHE_MAX_BYTES the builds used longest ago go, never the one just stored."""
+    from kb_data.harness import build
+
+    monkeypatch.setenv("KB_BUILD_CACHE_MAX_BYTES", str(5 << 20))
+    cache = tmp_path / "cache"
+    for n, key in enumerate("abcd"):
+        built = tmp_path / key / build.EXTENSIONS
+        built.mkdir(parents=True)
+        (built / "ext.so").write_bytes(os.urandom(2 << 20))
+        build._store(built, key * 32, cache)
+        os.utime(cache / (key * 32), (1000 + n, 1000 + n))  # stored in this order, a second apart
+        if key == "b":
+            assert build.cached("a" * 32, cache) is not None  # a used again: newer than b now
+    kept = sorted(p.name[0] for p in cache.iterdir() if not p.name.startswith("."))
+    assert kept == ["a", "d"], kept
 
 # in the build sandbox: the build server's socket is in the caller's frame; reply "built" at once, then keep the
 # folder changing (a link swapped in after the copy began would be read on the host)
