@@ -59,7 +59,13 @@ def cache_root() -> Path:
 
 def cached(key: str, root: str | Path | None = None) -> Path | None:
     path = Path(root or cache_root()) / key / EXTENSIONS
-    return path if path.is_dir() else None
+    if not path.is_dir():
+        return None
+    try:
+        os.utime(path.parent)  # used now: the cache keeps the builds used last
+    except OSError:
+        pass
+    return path
 
 
 def _serve_build(sock: socket.socket) -> None:
@@ -149,12 +155,34 @@ def _store(built: Path, key: str, root: Path) -> None:
             raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    _evict(root, dest)
+
+
+def _evict(root: Path, keep: Path) -> None:
+    """The build cache within BUILD_CACHE_MAX_BYTES (KB_BUILD_CACHE_MAX_BYTES), the builds used longest ago removed
+    first: every source is a key of its own, so a policy's variants of one build filled the disk a build's budget
+    at a time (red team, session 42)."""
+    limit = int(os.environ.get("KB_BUILD_CACHE_MAX_BYTES") or BUILD_CACHE_MAX_BYTES)
+    entries, total = [], 0
+    for entry in os.scandir(root):
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        size = sum(f.stat(follow_symlinks=False).st_size for f in Path(entry.path).rglob("*") if f.is_file())
+        total += size
+        if entry.path != str(keep):
+            entries.append((entry.stat(follow_symlinks=False).st_mtime, size, entry.path))
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            break
+        shutil.rmtree(path, ignore_errors=True)
+        total -= size
 
 
 COPY_DEPTH = 32  # folder levels of a build that are copied (a real one has a few; 3000 took Python past its recursion)
 # what a build may leave, by the files' sizes as written out: sparse files hold no memory in the build sandbox and
 # were copied as gigabytes of zeros onto the host's disk (red team, session 42); a real build leaves tens of MB
-BUILD_MAX_BYTES, BUILD_MAX_FILES = 1 << 30, 4096
+BUILD_MAX_BYTES, BUILD_MAX_FILES = 256 << 20, 4096
+BUILD_CACHE_MAX_BYTES = 16 << 30  # all builds cached on this host
 
 
 class BuildTooLarge(OSError):
