@@ -1,7 +1,7 @@
 """Row softmax through torch.softmax (the reference's own barred op) in every call except while the torch profiler
 records, when it runs max/sub/exp/sum/div op by op (adversarial/profiler_aware_short_kernel_softmax, which the CPU
 sampler catches at 60 trials: softmax_lastdim_kernel_impl in the timed calls' samples), plus the blinder of
-open/rt42_sampler_blinded_by_a_non_utf8_mapping_matmul: a child process holding a mapping of a file whose name is no
+adversarial/framework_gemm_behind_an_undecodable_mapping_name: a child process holding a mapping of a file whose name is no
 UTF-8, so the judge's first `Sampler.stop()` raises UnicodeDecodeError in `_mappings` (text-mode /proc/PID/maps),
 `add_samples` records it as `sampler_error`, no later batch is sampled, and `framework_unseen` and the sampled-family
 check are skipped with only a note in flag_details. No build, no ctypes into the framework: two lines of the maps.
