@@ -24,7 +24,7 @@ from kb_data.harness import confine, sandbox, session
 from kb_data.harness.grade import Options, grade
 from kb_data.problems import ProblemSet
 from tests.corpus import CORPUS, SMALL_PROBLEMS
-from tests.harness_support import _judge
+from tests.harness_support import HONEST_GELU, _judge
 
 GELU = "v3/level1/26_GELU_"
 # the attacks really write, connect and hoard: only where the sandbox gets a uid of its own (root), so that a
@@ -642,3 +642,19 @@ def test_a_sandbox_that_does_not_freeze_for_its_reference_fails_the_grading(monk
     monkeypatch.setattr(cgroup, "FREEZE_WAIT_S", 0.0)
     res = _judge(ProblemSet(SMALL_PROBLEMS).load(GELU), (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=5)
     assert "check_failed" in res["flags"] and "did not freeze" in res["flag_details"]["check_failed"], res["flags"]
+
+
+def test_a_judge_that_cannot_finish_its_checks_on_a_loaded_submission_rejects_it(monkeypatch):
+    """Red team, session 42: what a submission leaves (a build file, a mapping) made judge-side readers raise, and
+    the record was a runtime_error (reward 0) where the checks would have rejected it (-1). Once its code is loaded,
+    a check the judge could not finish fails the submission, and the judge retires; before that it stays the
+    judge's own runtime_error."""
+    from kb_data.harness import profiled
+
+    def cannot_read(built):
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+
+    monkeypatch.setattr(profiled, "linked_framework_ops", cannot_read)
+    res = _judge(ProblemSet(SMALL_PROBLEMS).load("v3/level1/26_GELU_"), HONEST_GELU, trials=3)
+    assert res["status"] == "rejected" and res["flags"] == ["check_failed"] and res.get("retire"), res["status"]
+    assert "ValueError: Exceeds the limit" in res["flag_details"]["check_failed"]
