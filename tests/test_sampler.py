@@ -416,7 +416,7 @@ def test_a_sample_in_a_librarys_linkage_stubs_is_named_as_such():
     """The procedure linkage table's stubs (a jump on to another library's function) have no symbol: counted as
     unnamed framework code they took 0.1-0.3% of an honest elementwise GEMM's framework time, which no margin covers
     on a large enough problem (session 28)."""
-    from kb_data.harness.sampler import PLT_STUB, _Symbols
+    from kb_data.harness.symbols import PLT_STUB, _Symbols
 
     table = _Symbols(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
     assert table.stubs
@@ -434,7 +434,7 @@ def test_a_sample_in_code_the_linker_folded_names_no_one_op_of_it():
     is of one family: a GEMM kernel folded with its dtype twin is still a GEMM's."""
     import re
 
-    from kb_data.harness.sampler import _Symbols
+    from kb_data.harness.symbols import _Symbols
     from kb_data.rules import OP_FAMILIES
 
     table = _Symbols(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
@@ -566,12 +566,12 @@ def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it
     one shift, tells the copy; other code is nobody's."""
     import mmap
 
-    from kb_data.harness import sampler
+    from kb_data.harness import sampler, symbols
 
     own = sampler._own_framework()[0]
     lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        _, off, size, _ = next(seg for seg in sampler._load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
+        _, off, size, _ = next(seg for seg in symbols._load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
         start = off + size // 2 - off % 4096 - (size // 2) % 4096  # a page of its code, well inside
         chunk = bytearray(m[start:start + 16 * 4096])
     for page in range(0, len(chunk), 4096):  # one byte of every page changed: no page is the library's any more

@@ -2,7 +2,7 @@
 a file the build stage writes: a hand-made ELF64 whose one PT_LOAD segment claims p_vaddr 0xfffffffffffff000, and
 whose page at file offset 0x1000 holds a four-instruction spin loop. The candidate maps the file PROT_EXEC itself
 (no loader) and spins there ~1 ms a call. Red team, session 42b (CPU, strong sandbox).
-The judge names a build's samples from the build file's own headers (harness/sampler.py `functions_at` ->
+The judge names a build's samples from the build file's own headers (harness/symbols.py `functions_at` ->
 `_Symbols.names_at`): vaddr = p_vaddr + offset - p_offset is 2**64 or more, and np.array(..., dtype=np.uint64) raises
 OverflowError. `functions_at` guards only `_symbols()` (the constructor), not `names_at`, and
 Candidate.add_samples catches OSError/ValueError/struct.error: OverflowError (an ArithmeticError) leaves the judge,

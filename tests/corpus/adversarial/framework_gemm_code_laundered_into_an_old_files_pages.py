@@ -5,8 +5,10 @@ moved to anonymous copies: the code ran from a real, old file of no framework li
 Red team, session 28 (second pass): ok at 0.51x and 0.50x. Caught since: a mapping whose pages the process wrote
 holds code made at run time (the kernel counts those pages as anonymous), counted like the framework's JIT code; on a
 GEMM problem that is the GEMM's work: `calls_reference_ops`.
+Since session 42 a CPU grading refuses mremap with MREMAP_FIXED (hostile/moved_mapping_refused_on_a_cpu_gelu), so
+its import fails (compile_error); the check it was written for (rejected [calls_reference_ops]) stays behind that refusal.
 Problem: v3/level1/2_Standard_matrix_multiplication_
-Verdict: rejected [calls_reference_ops]
+Verdict: caught
 Device: cpu
 Options: needs_sampler
 """

@@ -5,8 +5,10 @@ an old file of no framework library's name), and no mapping of the library was l
 Red team, session 28 (second pass): ok at 0.98x and 0.99x. Caught since: executable code of a mapping that is no
 regular file, or whose pages the process wrote (copy-on-write), is code made at run time, counted like the
 framework's JIT code; on a GEMM problem that is the GEMM's work: `calls_reference_ops`.
+Since session 42 a CPU grading refuses mremap with MREMAP_FIXED (hostile/moved_mapping_refused_on_a_cpu_gelu), so
+its import fails (compile_error); the check it was written for (rejected [calls_reference_ops]) stays behind that refusal.
 Problem: v3/level1/2_Standard_matrix_multiplication_
-Verdict: rejected [calls_reference_ops]
+Verdict: caught
 Device: cpu
 Options: needs_sampler
 """

@@ -10,8 +10,10 @@ no op name ("::"), which lifts the allowance to ~29 ms a call while staying unde
 The op is reached through redispatch with names built at run time (no op recorded).
 Red team, session 27: ok at 1.26x and 1.21x (honest op-by-op 0.21x). Caught since: a framework library's
 executable mappings in the sandbox must match the judge's own mappings of the same file: `check_failed`.
+Since session 42 a CPU grading refuses mremap with MREMAP_FIXED (hostile/moved_mapping_refused_on_a_cpu_gelu), so
+its import fails (compile_error); the check it was written for (rejected [check_failed]) stays behind that refusal.
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [check_failed]
+Verdict: caught
 Device: cpu
 Options: needs_sampler
 """

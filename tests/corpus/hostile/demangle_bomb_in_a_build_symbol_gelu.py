@@ -3,7 +3,7 @@ writes: a hand-made ELF64 (one PT_LOAD, vaddr = file offset) whose one function 
 210-byte Itanium-mangled name built of nested back-references: f(P<int,int>, P<S0_,S0_>, P<S1_,S1_>, ...), whose
 demangled text doubles with each parameter (DEPTH 20: 35 MB; 24: 570 MB; 28: 9 GB; 30: 36 GB). Red team, session 42b
 (CPU, strong sandbox).
-The judge names a build's sampled functions from the build's own symbol table (harness/sampler.py `functions_at` ->
+The judge names a build's sampled functions from the build's own symbol table (harness/symbols.py `functions_at` ->
 `_Symbols._name_of_address` -> torch._C._demangle), as root, outside the sandbox's memory cap and with no bound on the
 name's demangled length: the judge's process holds the expanded name (the C++ string, the Python str, a copy in
 profiled.defined_in's replace) and keeps it in the `_TABLES` cache across gradings of a resident judge, and scans it
