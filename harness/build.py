@@ -167,10 +167,14 @@ def _evict(root: Path, keep: Path) -> None:
     for entry in os.scandir(root):
         if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
             continue
-        size = sum(f.stat(follow_symlinks=False).st_size for f in Path(entry.path).rglob("*") if f.is_file())
+        try:  # another grading may be removing it
+            size = sum(f.stat(follow_symlinks=False).st_size for f in Path(entry.path).rglob("*") if f.is_file())
+            used = entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
         total += size
         if entry.path != str(keep):
-            entries.append((entry.stat(follow_symlinks=False).st_mtime, size, entry.path))
+            entries.append((used, size, entry.path))
     for _, size, path in sorted(entries):
         if total <= limit:
             break
