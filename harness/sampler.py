@@ -143,12 +143,12 @@ class Sampler:
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
             # the same in installed files and in the submission's build, and where to read their symbols
             installed, built, sources = collections.Counter(), collections.Counter(), {}
-            remapped = collections.defaultdict(list)
-            for pid, lo, hi in self.mapped:
-                remapped[pid].append((lo, hi))
+            # by address alone, whichever process mapped it: a process made with CLONE_VM shares the address space
+            # of the one it maps code for, under a pid of its own (red team, session 42)
+            remapped = sorted({(lo, hi) for _, lo, hi in self.mapped})
             for (pid, ip), n in self.samples.items():
                 region = _region(code.get(pid), ip)
-                if region is not None and any(lo <= ip < hi for lo, hi in remapped.get(pid, ())):
+                if region is not None and any(lo <= ip < hi for lo, hi in remapped):
                     region = None  # code mapped during the batch is code made at run time, whatever it maps now
                 if region is None or region[2]:
                     framework += n
