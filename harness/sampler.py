@@ -82,7 +82,7 @@ class Sampler:
         self.pids: list[int] = []
         self.tids: set[int] = set()
         self.samples: collections.Counter = collections.Counter()  # (pid, ip)
-        self.mapped: list[tuple[int, int, int]] = []  # (pid, start, end) of code mapped while the events counted
+        self.mapped: list[tuple[int, int]] = []  # (start, end) of code mapped while the events counted
         self.lost = 0
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -114,7 +114,7 @@ class Sampler:
                     if kind == _RECORD_LOST:
                         self.lost += ip
                     elif kind == _RECORD_MMAP:
-                        self.mapped.append((pid, ip, ip + size))
+                        self.mapped.append((ip, ip + size))
                     else:
                         self.samples[pid, ip] += 1
 
@@ -145,10 +145,10 @@ class Sampler:
             installed, built, sources = collections.Counter(), collections.Counter(), {}
             # by address alone, whichever process mapped it: a process made with CLONE_VM shares the address space
             # of the one it maps code for, under a pid of its own (red team, session 42)
-            remapped = sorted({(lo, hi) for _, lo, hi in self.mapped})
+            remapped = _merged(self.mapped)
             for (pid, ip), n in self.samples.items():
                 region = _region(code.get(pid), ip)
-                if region is not None and any(lo <= ip < hi for lo, hi in remapped):
+                if region is not None and _region(remapped, ip) is not None:
                     region = None  # code mapped during the batch is code made at run time, whatever it maps now
                 if region is None or region[2]:
                     framework += n
@@ -190,7 +190,8 @@ class Sampler:
         if unnamed_built:
             names, counts = names + [None], counts + [unnamed_built]
         return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
-                "lost_samples": self.lost, "mapped": len(self.mapped), "new_threads": new, "functions": by_name(names, counts, "?"),
+                "lost_samples": self.lost, "mapped": len(self.mapped), "new_threads": new,
+                "functions": by_name(names, counts, "?"),
                 "installed_functions": by_name(installed_names, installed.values()),
                 "built_functions": by_name(built_names, built.values()), "tampered": tampered}
 
@@ -414,6 +415,18 @@ def _replaced_framework_code(regions: list[Region], present: set, mine: dict) ->
         if ident in theirs:
             theirs[ident].append((offset, hi - lo))
     return {ident for ident, layout in theirs.items() if sorted(layout) != mine[ident]}
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges as sorted, disjoint spans, which _region looks an address up in (a flood of mappings is bisected,
+    not scanned for every sample)."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _region(regions: list[Region] | None, ip: int) -> Region | None:
