@@ -1,0 +1,65 @@
+"""What a build's code is taken for: a copy of the framework's found wherever its bytes were touched up, and the
+judge's readers of a build's names and symbols bounded (harness/sampler.py's copy search, harness/symbols.py)."""
+from __future__ import annotations
+
+import os
+
+import torch
+
+
+def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it_changed(tmp_path):
+    """Red team, session 41 (pass 16): a build stage copied OpenBLAS with one byte of every code page changed where its
+    GEMM never runs, so no whole page matched the framework's and its samples were the submission's own (ok 0.57x
+    against the honest kernel's 0.15x). The code at the file's most sampled places, found in a framework library at
+    one shift, tells the copy; other code is nobody's."""
+    import mmap
+
+    from kb_data.harness import sampler, symbols
+
+    own = sampler._own_framework()[0]
+    lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        _, off, size, _ = next(seg for seg in symbols._load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
+        start = off + size // 2 - off % 4096 - (size // 2) % 4096  # a page of its code, well inside
+        chunk = bytearray(m[start:start + 16 * 4096])
+    for page in range(0, len(chunk), 4096):  # one byte of every page changed: no page is the library's any more
+        chunk[page + 4095] ^= 0xFF
+    copy, noise = tmp_path / "copy.so", tmp_path / "noise.so"
+    copy.write_bytes(bytes(chunk))
+    noise.write_bytes(os.urandom(len(chunk)))
+    places = [4096 * k + 512 for k in range(0, 12, 2)]
+    sampler._copies.clear()
+    touched = [4096 * k + 4090 for k in range(6)]  # each window holds a changed byte: found nowhere
+    assert sampler._copied_from_framework(("t", 1), str(copy), touched, own) is None
+    # a search that found nothing is asked again with the next places (session 42: a first batch's spin loop held the
+    # places, and its "no copy" was kept for the grading)
+    assert sampler._copied_from_framework(("t", 1), str(copy), places, own) == (lib, start)
+    assert sampler._copied_from_framework(("t", 2), str(noise), places, own) is None
+
+
+def test_the_copy_searchs_places_are_drawn_by_their_share_of_the_samples():
+    """The six most sampled places were the submission's to choose (a spin loop of a few instructions held them all:
+    red team, session 42). Drawn by their share, places of code that runs most of the time are drawn in nearly every
+    batch, however hot a few others are."""
+    from kb_data.harness import sampler
+
+    counts = {offset: 1000 for offset in range(8)}  # a spin loop: 8 places, the hottest, a fifth of the samples
+    counts.update({4096 + 16 * k: 100 for k in range(320)})  # the copy's GEMM: 320 places, four fifths
+    draws = [sampler._drawn_places(counts, sampler.COPY_WINDOWS) for _ in range(50)]
+    assert all(len(set(d)) == sampler.COPY_WINDOWS and set(d) <= set(counts) for d in draws)
+    assert sum(sum(off >= 4096 for off in d) >= 2 for d in draws) >= 40  # 2 of 6 in the GEMM: 98% of draws
+
+
+def test_the_judges_readers_of_what_a_build_holds_are_bounded():
+    """Red team, session 42: a 210-byte mangled name whose back-references double its text per level demangled to
+    gigabytes in the judge, and a linked name's length of 5000 digits made int() raise: such a name stays mangled,
+    such a length is no name."""
+    from kb_data.harness.profiled import linked_framework_ops
+    from kb_data.harness.symbols import _demangled
+
+    real = "_ZN2at6native3addERKNS_6TensorES3_RKN3c106ScalarE"
+    assert _demangled(real, torch._C._demangle) == "at::native::add(at::Tensor const&, at::Tensor const&, c10::Scalar const&)"
+    bomb = "_Z1f1PIiiE" + "S_IS_S_E" + "".join(f"S_IS{k - 1}_S{k - 1}_E" for k in range(1, 30))
+    assert _demangled(bomb, torch._C._demangle) == bomb
+    assert linked_framework_ops(b"_ZN2at6native" + b"7" * 5000) == frozenset()
+    assert linked_framework_ops(b"\0_ZN2at6native21structured_mm_out_cpu\0") == frozenset({"aten::structured_mm_out_cpu"})
