@@ -6,12 +6,13 @@ process maps once torch and numpy are imported, as the judge's sampler does (sam
 import os
 import time
 
-import numpy  # noqa: F401  (its libraries are the framework's too)
-import torch  # noqa: F401
+import numpy  # its libraries are the framework's too
+import torch
 
 from kb_data.harness import sampler
 
 own = sampler._own_framework()[0]
+print(f"torch {torch.__version__}, numpy {numpy.__version__}")
 print(f"{len(own)} libraries, {sum(os.path.getsize(p) for p in own.values()) / 1e6:.0f} MB")
 libraries = tuple(sorted(own.items()))
 for _ in range(3):
