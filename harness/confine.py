@@ -149,17 +149,18 @@ def enter(setup: dict) -> None:
                            (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0),
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
-    if level == "process":  # the strong level's mounts are read-only but for its own /tmp and /dev/shm
+    if level != "none":  # the strong level's mounts are read-only but for its own /tmp and /dev/shm, and /proc
         restrict_writes([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
     os.environ.clear()
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
-        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS + (MOVED_MAPPINGS,)))
+        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS + tuple(ARGUMENT_RULES)))
 
 
-# Landlock (Linux 5.13 on), for the process level, which mounts nothing: the file system's world-writable folders (/tmp,
-# /var/tmp) and whatever the caller's uid may write stay out of the submission's reach; /dev/shm stays in (multiprocessing's
+# Landlock (Linux 5.13 on): at the process level, which mounts nothing, the file system's world-writable folders (/tmp,
+# /var/tmp) and whatever the caller's uid may write stay out of the submission's reach; at both, /proc's files (a process
+# that made itself dumpable, or one exec'd, writes its code through /proc/self/mem); /dev/shm stays in (multiprocessing's
 # semaphores and torch's shared tensors live there; its pages are charged to the sandbox's memory cap). Only the rights that
 # write are handled (reads stay the uid's): writing a file (1), removing and making entries (4-12), linking across
 # folders (13, ABI 2), truncating (14, ABI 3). The system call numbers are the unified table's.
@@ -236,11 +237,21 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
 # has nothing that fires. Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
 TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl",
                   "io_setup", "io_submit")
-# and a mapping moved over a chosen address (mremap's MREMAP_FIXED or MREMAP_DONTUNMAP), which, unlike a new mapping,
-# leaves no record in the judge's CPU sampler: code moved away after it ran, and a decoy moved over its range, would
-# put the samples of the code in the decoy's name (red team, session 42, done with mmap)
-MOVED_MAPPINGS = "mremap_fixed"
-MREMAP_FIXED_FLAGS = 2 | 4  # MREMAP_FIXED, MREMAP_DONTUNMAP
+# and, by pseudo-names, calls refused only for some arguments (ARGUMENT_RULES), where the CPU sampler reads the code
+# the samples fall in from its file: a mapping moved over a chosen address (mremap's MREMAP_FIXED or
+# MREMAP_DONTUNMAP), which, unlike a new mapping, leaves no record in the sampler (code moved away after it ran and a
+# decoy moved over its range put the samples in the decoy's name: red team, session 42); and making itself dumpable
+# again, which gives its uid /proc/self/mem, whose writes pass over a page's protection (the framework's machine code
+# written over a file's pages for a call and dropped with MADV_DONTNEED before the page map was read: red team, session
+# 43). Memory writable and executable at once stays allowed: oneDNN's JIT kernels are made in it.
+MOVED_MAPPINGS, DUMPABLE = "mremap_fixed", "set_dumpable"
+MREMAP_FIXED_FLAGS, PR_SET_DUMPABLE = 2 | 4, 4  # MREMAP_FIXED | MREMAP_DONTUNMAP
+# pseudo-name: (call, argument, constant, how the argument's low word is compared: "any" bit of the constant set, or
+# "equal")
+ARGUMENT_RULES = {
+    MOVED_MAPPINGS: (("mremap", 3, MREMAP_FIXED_FLAGS, "any"),),
+    DUMPABLE: (("prctl", 0, PR_SET_DUMPABLE, "equal"),),
+}
 # the numbers from 424 on are the same on every architecture (Linux 5.1's unified table)
 _GENERIC = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
             "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442}
@@ -253,14 +264,14 @@ SYSCALLS = {
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
         "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
-        "setitimer": 38, "alarm": 37, "mremap": 25, **_GENERIC}),
+        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
-        "timer_create": 107, "setitimer": 103, "mremap": 216, **_GENERIC}),
+        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no
@@ -289,8 +300,10 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS) -> list[tuple
     for name in denied:
         if name in numbers:
             prog += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
-    if MOVED_MAPPINGS in denied:  # mremap with those flags (args[3]'s low word, offset 40); the number stays loaded
-        prog += [(jeq, 0, 4, numbers["mremap"]), (ld, 0, 0, 40), (jset, 0, 1, MREMAP_FIXED_FLAGS), (ret, 0, 0, eperm),
+    for call, arg, k, how in (rule for name in denied for rule in ARGUMENT_RULES.get(name, ())):
+        # the call's number (offset 0), then the argument's low word (offset 16 + 8 x its index)
+        test = (jset if how == "any" else jeq, 0, 1, k)
+        prog += [(ld, 0, 0, 0), (jeq, 0, 4, numbers[call]), (ld, 0, 0, 16 + 8 * arg), test, (ret, 0, 0, eperm),
                  (ret, 0, 0, SECCOMP_RET_ALLOW)]
     n = len(SOCKET_FAMILIES)
     for call in SOCKET_CALLS[machine]:  # the call's number (offset 0), then its family (args[0]'s low word, offset 16)

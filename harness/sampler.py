@@ -284,9 +284,11 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             if "x" not in perms:
                 continue
             # code in anonymous or memfd memory is generated at run time (oneDNN's, MKL's JIT kernels), and so is a
-            # file's code whose pages were written in this process (copy-on-write: no longer the file's)
+            # file's code whose pages were written in this process (copy-on-write: no longer the file's) or that it
+            # may write as it runs (code stored for each call and dropped with MADV_DONTNEED before the page map is
+            # read: red team, session 43)
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)") \
-                or lo in written
+                or lo in written or "w" in perms
             library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
             other = None
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]

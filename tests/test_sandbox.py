@@ -304,7 +304,8 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
     """Each machine's table names a number for each denied call it has (a typo would leave one allowed), the program
     tests each of them, and a machine without a table gets no sandbox rather than one without the filter
     (hostile/denied_syscalls, socket_families_refused_gelu, timer_fanout_refused_on_a_cpu_gelu and
-    moved_mapping_refused_on_a_cpu_gelu check the refusals themselves inside a real sandbox); a socket's family is compared only where the call is socket or socketpair; the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
+    moved_mapping_refused_on_a_cpu_gelu and proc_self_mem_refused_on_a_cpu_gelu check the refusals themselves inside a real
+    sandbox); a socket's family is compared only where the call is socket or socketpair; the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
     from kb_data.harness import confine
 
     def compared(program, offset):
@@ -318,18 +319,22 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
                 out.add(k)
         return out
 
-    every = confine.DENIED_SYSCALLS + confine.TIMER_SYSCALLS + (confine.MOVED_MAPPINGS,)
-    named = set(every) - {confine.MOVED_MAPPINGS} | {"mremap"}  # refused only with the flags that move a mapping
+    every = confine.DENIED_SYSCALLS + confine.TIMER_SYSCALLS + tuple(confine.ARGUMENT_RULES)
+    ruled = {call for rules in confine.ARGUMENT_RULES.values() for call, *_ in rules}  # refused for some arguments only
+    named = set(every) - set(confine.ARGUMENT_RULES) | ruled
     for machine, (_, numbers) in confine.SYSCALLS.items():
         assert set(numbers) <= named, machine
-        moving = [k for code, _, _, k in confine.seccomp_program(machine, every) if code == 0x45]  # BPF_JMP|JSET|K
-        assert moving == [confine.MREMAP_FIXED_FLAGS] and not any(
-            code == 0x45 for code, *_ in confine.seccomp_program(machine)), machine
         assert len(set(numbers.values())) == len(numbers), machine
         tested = compared(confine.seccomp_program(machine, every), 0)
         assert set(numbers.values()) <= tested, machine
         plain = compared(confine.seccomp_program(machine), 0)
-        assert not plain & {numbers[n] for n in confine.TIMER_SYSCALLS + ("mremap",) if n in numbers}, machine  # only if asked
+        assert not plain & {numbers[n] for n in confine.TIMER_SYSCALLS + tuple(ruled) if n in numbers}, machine  # only if asked
+        # each argument rule compares the argument it names with its constant, right after loading it
+        program = confine.seccomp_program(machine, every)
+        for call, arg, k, how in (r for rules in confine.ARGUMENT_RULES.values() for r in rules):
+            at = next(i for i, (code, _, _, n) in enumerate(program) if code == 0x15 and n == numbers[call]
+                      and program[i + 1] == (0x20, 0, 0, 16 + 8 * arg))
+            assert program[at + 2] == (0x45 if how == "any" else 0x15, 0, 1, k)
         assert set(confine.SOCKET_CALLS[machine]) <= plain and not set(confine.SOCKET_CALLS[machine]) & set(numbers.values())
         assert compared(confine.seccomp_program(machine), 16) == set(confine.SOCKET_FAMILIES), machine
     assert set(confine.SYSCALLS["x86_64"][1]) == named
