@@ -149,18 +149,20 @@ def enter(setup: dict) -> None:
                            (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0),
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
-    if level != "none":  # the strong level's mounts are read-only but for its own /tmp and /dev/shm, and /proc
+    if level == "process" or (level == "strong" and lim["cpu_grading"]):  # strong: its mounts leave /proc writable
         restrict_writes([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
     os.environ.clear()
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
-        deny_syscalls(DENIED_SYSCALLS + (() if lim["timer_fanout"] else TIMER_SYSCALLS + tuple(ARGUMENT_RULES)))
+        deny_syscalls(DENIED_SYSCALLS + (TIMER_SYSCALLS + tuple(ARGUMENT_RULES) if lim["cpu_grading"] else ()))
 
 
 # Landlock (Linux 5.13 on): at the process level, which mounts nothing, the file system's world-writable folders (/tmp,
-# /var/tmp) and whatever the caller's uid may write stay out of the submission's reach; at both, /proc's files (a process
-# that made itself dumpable, or one exec'd, writes its code through /proc/self/mem); /dev/shm stays in (multiprocessing's
+# /var/tmp) and whatever the caller's uid may write stay out of the submission's reach; there and at the strong level of a
+# CPU grading, /proc's files (a process that made itself dumpable, or one exec'd, wrote its code through /proc/self/mem
+# for the CPU sampler to read the file's; at the strong level on a GPU the CUDA driver then failed: cudaGetDeviceCount's
+# error 304, on an H100 in session 43); /dev/shm stays in (multiprocessing's
 # semaphores and torch's shared tensors live there; its pages are charged to the sandbox's memory cap). Only the rights that
 # write are handled (reads stay the uid's): writing a file (1), removing and making entries (4-12), linking across
 # folders (13, ABI 2), truncating (14, ABI 3). The system call numbers are the unified table's.

@@ -59,7 +59,7 @@ class Limits:
     pending_signals: int = 64         # RLIMIT_SIGPENDING: each POSIX timer holds one (armed ones fire while frozen)
     file_bytes: int = 8 << 30         # RLIMIT_FSIZE: the largest file it may write
     shm_bytes: int = 2 << 30          # size of its private /dev/shm (strong level)
-    timer_fanout: bool = True         # timers, timerfds, epoll and AIO allowed (confine.TIMER_SYSCALLS)
+    cpu_grading: bool = False         # the CPU grading rules (confine.enter): no timers, no argument-ruled calls, Landlock
 
 
 @lru_cache(maxsize=1)

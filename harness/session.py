@@ -58,7 +58,7 @@ class Candidate:
         self.stage = "start"
         level = job.get("sandbox_level") or "process"
         limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30),
-                        timer_fanout=self.device.type != "cpu")  # a CPU reference is timed beside its timers
+                        cpu_grading=self.device.type == "cpu")  # a CPU reference is timed beside its timers
         self.sb = Sandbox(level, limits, job["device"], lock_dir(),
                           extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)

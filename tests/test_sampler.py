@@ -385,7 +385,8 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
     """Code copied into a private mapping of /dev/zero (no regular file; its status-change time is the boot's) or over
     the copy-on-write pages of an old, unrelated file (red team session 28: libtorch's and OpenBLAS's code so) is not
     that file's code: counted as code made at run time, like anonymous JIT memory. The same file mapped and not
-    written stays the submission's own."""
+    written stays the submission's own, unless the mapping is writable as it runs (code stored into it for each call
+    and dropped with MADV_DONTNEED before the page map is read: red team, session 43)."""
     import mmap
 
     from kb_data.harness.procfs import mappings
@@ -394,9 +395,8 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
     donor = tmp_path / "donor.so"
     donor.write_bytes(b"\xc3" * 8192)
     since = time.time() + 60  # every file here is older than the candidate's start
-    prot = mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC
-
-    def framework_code(path: str, write: bool) -> list[bool]:
+    def framework_code(path: str, write: bool, writable: bool = True) -> list[bool]:
+        prot = mmap.PROT_READ | mmap.PROT_EXEC | (mmap.PROT_WRITE if writable else 0)
         with open(path, "rb") as f:
             try:
                 m = mmap.mmap(f.fileno(), 8192, prot=prot, flags=mmap.MAP_PRIVATE)
@@ -413,7 +413,8 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
         finally:
             m.close()
 
-    assert framework_code(str(donor), write=False) == [False]
+    assert framework_code(str(donor), write=False, writable=False) == [False]
+    assert framework_code(str(donor), write=False) == [True]
     assert framework_code(str(donor), write=True) == [True]
     assert framework_code("/dev/zero", write=True) == [True]
 

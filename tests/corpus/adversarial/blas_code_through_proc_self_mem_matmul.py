@@ -21,7 +21,7 @@ the file, not the memory that ran). Fix: make a submission's executable file map
 or refuse opening /proc/*/mem for writing, e.g. Landlock or an LSM; refuse mprotect adding PROT_WRITE to an executable
 mapping or PROT_EXEC to a writable one, by seccomp on the prot argument) and treat MADV_DONTNEED/MADV_REMOVE on an
 executable file mapping as code made at run time (or refuse it on executable ranges: an LSM, or userspace can't tell).
-Since session 43 a sandbox cannot make itself dumpable again (seccomp refuses prctl(PR_SET_DUMPABLE) on a CPU grading) and Landlock keeps /proc/self/mem from being opened for writing at either level: the import fails (EACCES).
+Since session 43 a sandbox cannot make itself dumpable again (seccomp refuses prctl(PR_SET_DUMPABLE) on a CPU grading) and Landlock keeps /proc/self/mem from being opened for writing at either level of a CPU grading: the import fails (EACCES).
 Problem: v3/level1/2_Standard_matrix_multiplication_
 Verdict: compile_error
 Device: cpu
