@@ -295,15 +295,18 @@ def _degenerate_text(records: list[Problem]) -> str:
     return text
 
 
-def problem_checks() -> dict:
+def problem_checks(data_dir: Path = DATA_DIR) -> dict:
     """Problem-level evidence measured on a GPU (kb_data/data/problem_checks_*.jsonl, written from
     `kb baselines measure`): is the reference's output nearly constant, or nearly one of its inputs,
     for the suite's inputs. Keyed by (problem id, sha256 of the code it was measured on), so evidence
-    about an older version of a file never attaches to a newer one."""
-    out = {}
-    for path in sorted(DATA_DIR.glob("problem_checks_*.jsonl")):
+    about an older version of a file never attaches to a newer one. Where GPUs disagree, the one that
+    found it degenerate stands (the outputs sat at a criterion's edge: a copy kernel may pass there)."""
+    out: dict = {}
+    for path in sorted(Path(data_dir).glob("problem_checks_*.jsonl")):
         for row in read_jsonl_rows(path):
-            out[(row["problem_id"], row["problem_sha256"])] = row
+            key = (row["problem_id"], row["problem_sha256"])
+            if key not in out or (row["degenerate"] and not out[key]["degenerate"]):
+                out[key] = row
     return out
 
 

@@ -293,6 +293,24 @@ def test_worker_processes_give_the_same_rows_and_contain_crashes(tmp_path, root,
         pb.collect_rows("v3", tmp_path / "r", cache=False, workers=2)
 
 
+def test_a_problem_one_gpu_found_degenerate_stays_degenerate_whatever_another_found(tmp_path):
+    """Two GPUs' checks of the same code: the one that found the output degenerate stands, in either file order; other
+    code's checks stay apart."""
+    row = lambda gpu, sha, degenerate: {"problem_id": "v3/level1/9_X", "problem_sha256": sha, "gpu": gpu,
+                                        "degenerate": degenerate, "degenerate_reason": "equals one of its inputs"
+                                        if degenerate else None}
+    for first, second in ((True, False), (False, True)):
+        data = tmp_path / f"{first}"
+        data.mkdir()
+        (data / "problem_checks_a100.jsonl").write_text(json.dumps(row("A100", "s1", first)) + "\n")
+        (data / "problem_checks_h100.jsonl").write_text(json.dumps(row("H100", "s1", second)) + "\n"
+                                                        + json.dumps(row("H100", "s2", False)) + "\n")
+        checks = pb.problem_checks(data)
+        assert checks[("v3/level1/9_X", "s1")]["degenerate"] is True
+        assert checks[("v3/level1/9_X", "s1")]["degenerate_reason"] == "equals one of its inputs"
+        assert checks[("v3/level1/9_X", "s2")]["degenerate"] is False and len(checks) == 2
+
+
 def test_gpu_evidence_attaches_only_to_the_code_it_was_measured_on(tmp_path):
     real = Path(__file__).resolve().parents[1] / "problems"
     rows = pb.collect_rows("v3", real, ids=["v3/level1/40_LayerNorm", "v3/level1/23_Softmax"], cache=False)
