@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.procfs import mappings
-from kb_data.harness.symbols import _load_segments, functions_at
+from kb_data.harness.symbols import file_version, functions_at, load_segments
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
@@ -307,7 +307,7 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
 
 
 COPY_WINDOWS, COPY_WINDOW = 6, 24  # a build's sampled places drawn in each batch, and the bytes of code read at each
-_copies: dict = {}  # a build file (identity, size, status-change time) -> (framework library, offset shift)
+_copies: dict = {}  # a build file (symbols.file_version) -> (framework library, offset shift)
 
 
 def _drawn_places(counts: dict[int, int], k: int) -> list[int]:
@@ -341,8 +341,7 @@ def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) ->
     None."""
     try:
         with open(source, "rb") as f:
-            st = os.fstat(f.fileno())
-            key = (ident, st.st_size, st.st_ctime_ns)  # a resident judge's next sandbox may get this (device, inode)
+            key = file_version(ident, os.fstat(f.fileno()))
             if key in _copies:
                 return _copies[key]
             windows = [(off, os.pread(f.fileno(), COPY_WINDOW, off)) for off in offsets]
@@ -384,6 +383,9 @@ def _made_at_run_time(st: os.stat_result | None, since: float, own_uid: int) -> 
             or (confine.a_sandbox_uid(st.st_uid) and st.st_uid != own_uid))
 
 
+EXEC_RANGE_MAX = 4 << 30  # an executable mapping larger than this holds code made at run time, unread
+
+
 def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int]:
     """The starts of the ranges (a process's executable mappings) that hold a page the process wrote itself: a
     copy-on-write copy, present but no longer its file's page, or swapped out (only anonymous pages swap): their code
@@ -400,7 +402,6 @@ def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int
     return out
 
 
-EXEC_RANGE_MAX = 4 << 30  # an executable mapping larger than this holds code made at run time, unread
 # a page map entry's top byte -> 1 where the page is present and not a file's (bit 63 set, bit 61 clear) or swapped
 # (bit 62), else 0 (Documentation/admin-guide/mm/pagemap.rst)
 _WRITTEN_FLAGS = bytes(int(bool((b & 0x80 and not b & 0x20) or b & 0x40)) for b in range(256))
@@ -489,7 +490,7 @@ def _framework_code_pages() -> dict[bytes, str]:
         with data:
             if data[:6] != b"\x7fELF\x02\x01":
                 continue
-            for flags, off, filesz, _ in _load_segments(data):
+            for flags, off, filesz, _ in load_segments(data):
                 if not flags & 1:  # PF_X
                     continue
                 for page in range(off - off % _PAGE, off + filesz, _PAGE):

@@ -31,7 +31,7 @@ def functions_at(places: list[tuple[tuple[str, int], int]], own: dict[tuple[str,
     return names
 
 
-def _load_segments(data) -> list[tuple[int, int, int, int]]:
+def load_segments(data) -> list[tuple[int, int, int, int]]:
     """(flags, file offset, file size, address) of an ELF64 file's loadable segments (PT_LOAD)."""
     phoff, phnum = struct.unpack_from("<Q", data, 0x20)[0], struct.unpack_from("<H", data, 0x38)[0]
     return [(flags, off, filesz, vaddr) for typ, flags, off, vaddr, _, filesz in
@@ -49,15 +49,19 @@ def _demangled(name: str, demangle) -> str:
     return name if len(_BACK_REFERENCE.findall(name)) > BACK_REFERENCES_MAX else demangle(name)
 
 
-_TABLES: collections.OrderedDict = collections.OrderedDict()  # the last 32 files' symbol tables, by identity
+def file_version(ident: tuple[str, int], st: os.stat_result) -> tuple:
+    """A file as what the judge reads from it is kept by: its identity, size and status-change time (a resident
+    judge's next sandbox may get the last one's device and inode on its fresh tmpfs)."""
+    return ident, st.st_size, st.st_ctime_ns
+
+
+_TABLES: collections.OrderedDict = collections.OrderedDict()  # the last 32 files' symbol tables, by file_version
 
 
 def _symbols(path: str, ident: tuple[str, int]) -> "_Symbols":
     """A file's symbol table, read once per file (an installed file is read through a path that names the mapping,
-    which changes from one process to the next): its identity, size and status-change time, as the copy search's
-    (a resident judge's next sandbox may get the last one's device and inode on its fresh tmpfs)."""
-    st = os.stat(path)
-    key = (ident, st.st_size, st.st_ctime_ns)
+    which changes from one process to the next), by its file_version."""
+    key = file_version(ident, os.stat(path))
     if key not in _TABLES:
         _TABLES[key] = _Symbols(path)
         if len(_TABLES) > 32:
@@ -88,7 +92,7 @@ class _Symbols:
         # the procedure linkage table's stubs: a jump on to another library's function, no work of their own
         self.stubs = [(s[3], s[3] + s[5]) for s in sections
                       if data[names_at + s[0]:data.find(b"\0", names_at + s[0])] in (b".plt", b".plt.sec", b".plt.got")]
-        self.segments = [(off, off + filesz, vaddr) for _, off, filesz, vaddr in _load_segments(data)]
+        self.segments = [(off, off + filesz, vaddr) for _, off, filesz, vaddr in load_segments(data)]
         entry = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
                           ("size", "<u8")])
         syms = np.frombuffer(data, dtype=entry, count=table[5] // 24, offset=table[4])

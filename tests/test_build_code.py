@@ -19,7 +19,7 @@ def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it
     own = sampler._own_framework()[0]
     lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        _, off, size, _ = next(seg for seg in symbols._load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
+        _, off, size, _ = next(seg for seg in symbols.load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
         start = off + size // 2 - off % 4096 - (size // 2) % 4096  # a page of its code, well inside
         chunk = bytearray(m[start:start + 16 * 4096])
     for page in range(0, len(chunk), 4096):  # one byte of every page changed: no page is the library's any more
