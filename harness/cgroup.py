@@ -137,6 +137,9 @@ class Cgroup:
     def thaw(self) -> None:
         self._write("cgroup.freeze", "0")
 
+    def pause(self) -> "Pause":
+        return Pause(self)
+
     def kill(self) -> None:
         """Kill every process in it: at once where the kernel can (5.14 on); else each listed one, frozen first where
         it can be (frozen processes cannot fork away while they are killed; a v1 memory cap's cgroup has no freezer)."""
@@ -163,6 +166,36 @@ class Cgroup:
                 return
             except OSError:
                 time.sleep(0.01)
+
+
+class Pause:
+    """One freeze of a cgroup, as a context: whether it froze (`frozen`, in `freeze_ms`) and what its processes ran
+    while frozen (`ran_ms`, None where it did not freeze), and whether one of them ended meanwhile (`ended`): a
+    process that a fatal signal ends leaves the freeze, and its exit (the teardown of its memory) runs on the
+    cgroup's account; a frozen cgroup otherwise runs nothing but the last of its threads to freeze, charged as it
+    leaves its CPU, which a loaded host can delay past the settled read."""
+
+    def __init__(self, cgroup: Cgroup):
+        self.cgroup, self.frozen, self.freeze_ms, self.ran_ms, self.ended = cgroup, False, 0.0, None, False
+        self._procs: set[int] = set()
+        self._before: float | None = None
+
+    def __enter__(self) -> "Pause":
+        self._procs = set(self.cgroup.procs())  # read before the freeze too: one that dies just before exits during it
+        start = time.perf_counter()
+        self.frozen = self.cgroup.freeze()
+        self.freeze_ms = (time.perf_counter() - start) * 1e3
+        self._procs.update(self.cgroup.procs())
+        self._before = self.cgroup.settled_cpu_ms() if self.frozen else None  # what it ran up to the freeze, charged
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self._before is not None:
+                self.ran_ms = (self.cgroup.cpu_ms() or 0.0) - self._before
+                self.ended = bool(self._procs - set(self.cgroup.procs()))
+        finally:
+            self.cgroup.thaw()
 
 
 class MemoryCap:

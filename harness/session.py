@@ -29,7 +29,8 @@ from kb_data.io import lock_dir
 
 EXIT_GRACE_S = 2.0  # the candidate's own exit before its tree is killed
 PAUSE_RESCAN_EVERY = 4  # pauses (each covers a batch of the reference's timed calls)
-FROZEN_CPU_MS = 0.05  # CPU a frozen sandbox's cgroup may account in one pause (honest: 0.000)
+FROZEN_EXIT_CPU_MS = 0.05  # CPU a frozen sandbox's cgroup may account in a pause in which a process of it ended
+FROZEN_CPU_MS = 0.5  # in any other pause (honest: 0.000; 0.05 twice on a loaded CI host, BENCHMARKS)
 QUEUE_WAIT_S = 0.05  # how long the judge waits for a timed batch to be queued before it opens the gate anyway
 QUEUED = {"queued": True}
 THREADS = ("forward", "aside")  # a CPU candidate's timing threads, whose clocks the judge reads (candidate.Aside)
@@ -363,21 +364,16 @@ class Candidate:
 
     def _paused(self):
         if self.sb.cgroup is not None:
-            start = time.perf_counter()
-            frozen = self.sb.cgroup.freeze()
-            self.freezes_ms.append((time.perf_counter() - start) * 1e3)
-            if not frozen:
-                self.unfrozen_pauses += 1
-            before = self.sb.cgroup.settled_cpu_ms() if frozen else None  # what it ran up to the freeze, charged
+            pause = self.sb.cgroup.pause()
             try:
-                yield
+                with pause:
+                    yield
             finally:
-                # a process that a fatal signal ends leaves the freeze, and its exit (the teardown of its memory)
-                # runs beside the judge's work on the sandbox's account: a frozen sandbox otherwise runs nothing
-                ran = None if before is None else (self.sb.cgroup.cpu_ms() or 0.0) - before
-                if ran is not None and ran > FROZEN_CPU_MS:
-                    self.frozen_cpu = (self.frozen_cpu[0] + 1, self.frozen_cpu[1] + ran)
-                self.sb.cgroup.thaw()
+                self.freezes_ms.append(pause.freeze_ms)
+                if not pause.frozen:
+                    self.unfrozen_pauses += 1
+                if (pause.ran_ms or 0.0) > (FROZEN_EXIT_CPU_MS if pause.ended else FROZEN_CPU_MS):
+                    self.frozen_cpu = (self.frozen_cpu[0] + 1, self.frozen_cpu[1] + pause.ran_ms)
             return
         self.unfrozen_pauses += 1
         if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:

@@ -68,6 +68,53 @@ def test_a_pause_freezes_every_process_of_the_sandbox_those_forked_meanwhile_inc
     assert not os.path.exists(path) and not sb.alive()
 
 
+def _fork_ballast(child_pid):
+    """A sandboxed process that forks a child holding 256 MiB it wrote (its exit frees each page) and waits."""
+    def serve(sock):
+        pid = os.fork()
+        if pid == 0:
+            ballast = bytearray(b"x") * (256 << 20)  # noqa: F841 (held until the process ends)
+            child_pid.value = os.getpid()
+            while True:
+                time.sleep(60)
+        os.waitpid(pid, 0)
+        while True:
+            time.sleep(60)
+    return serve
+
+
+def test_a_pause_accounts_what_a_process_ending_while_frozen_ran_and_nothing_else():
+    """A frozen cgroup runs nothing, but a process that a fatal signal ends leaves the freeze and its exit runs on
+    the cgroup's account beside whatever the judge times (the red team's dead man's alarm): the pause sees the
+    process end and its CPU. A pause in which nothing ends accounts nothing."""
+    import multiprocessing as mp
+    import signal
+
+    from kb_data.harness.procfs import inner_id
+    from kb_data.harness.session import FROZEN_EXIT_CPU_MS
+    from kb_data.io import lock_dir
+
+    child = mp.get_context("fork").Value("l", 0)
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=2 << 30), "cpu", lock_dir())
+    try:
+        if sb.cgroup is None:
+            pytest.skip("no cgroup v2 with freezing can be made here")
+        sb.start(_fork_ballast(child))
+        assert _within(60, lambda: child.value > 0), sb.log_path.read_text()
+        # its pid in the host's namespace (a strong sandbox has its own)
+        host_pid = next(p for p in sb.cgroup.procs() if inner_id(f"/proc/{p}/status") == child.value)
+        with sb.cgroup.pause() as quiet:
+            time.sleep(0.05)
+        assert quiet.frozen and not quiet.ended and quiet.ran_ms is not None and quiet.ran_ms < FROZEN_EXIT_CPU_MS
+        with sb.cgroup.pause() as dying:
+            os.kill(host_pid, signal.SIGKILL)
+            assert _within(30, lambda: host_pid not in sb.cgroup.procs())
+            time.sleep(0.1)  # the rest of its teardown
+        assert dying.frozen and dying.ended and dying.ran_ms > FROZEN_EXIT_CPU_MS, (dying.ended, dying.ran_ms)
+    finally:
+        sb.close()
+
+
 def _exit_five(sock) -> None:
     os._exit(5)
 
