@@ -93,7 +93,6 @@ def test_a_pause_accounts_what_a_process_ending_while_frozen_ran_and_nothing_els
     from kb_data.harness.procfs import inner_id
     from kb_data.harness.session import FROZEN_EXIT_CPU_MS
     from kb_data.io import lock_dir
-
     child = mp.get_context("fork").Value("l", 0)
     sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=2 << 30), "cpu", lock_dir())
     try:
