@@ -221,14 +221,31 @@ def _copy_plain(src: Path, dst: Path, depth: int = 0, budget: list[int] | None =
         os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def seed_work_dir(work: Path, key: str, uid: int | None, root: str | Path) -> bool:
-    """Put a cached build into a grading sandbox's work dir (its own copy, owned by its uid); False if none."""
+def seed_work_dir(work: Path, key: str, uid: int | None, root: str | Path) -> set[tuple[int, int]] | None:
+    """Put a cached build into a grading sandbox's work dir (its own copy): its folders and files of the sandbox's
+    uid, but the files a loader maps (shared objects, executables) the judge's and read-only, where the sandbox can
+    neither write them nor map them writable: code stored there around each call (red team, session 43) would
+    otherwise be told from the build's only by the file's times, which a write through a shared mapping moves or
+    not as the file system and kernel decide. (st_dev, st_ino) of those files, or None if no build is cached."""
     src = cached(key, root)
     if src is None:
-        return False
+        return None
     dst = work / EXTENSIONS
     _copy_plain(src, dst)  # a cache written before links were dropped may hold some
-    if uid is not None:
-        for p in [dst, *dst.rglob("*")]:
+    loadable = set()
+    for p in [dst, *dst.rglob("*")]:
+        st = os.lstat(p)
+        if stat.S_ISREG(st.st_mode) and _loadable(p):
+            os.chmod(p, 0o555)  # readable and mappable by the sandbox, writable by no one but root
+            loadable.add((st.st_dev, st.st_ino))
+        elif uid is not None:
             os.lchown(p, uid, uid)
-    return True
+    return loadable
+
+
+def _loadable(path: Path) -> bool:
+    """Whether a file is an ELF shared object or executable (e_type 3 or 2), which a loader maps."""
+    with open(path, "rb") as f:
+        head = f.read(18)
+    return len(head) == 18 and head[:4] == b"\x7fELF" and \
+        int.from_bytes(head[16:18], "big" if head[5] == 2 else "little") in (2, 3)  # by the file's byte order

@@ -75,9 +75,11 @@ class Sampler:
     `pids_now` started meanwhile (unseen by it). A thread of the judge drains the rings while the batch runs, and the
     kernel's own count of each thread's CPU time scales the samples: none is lost to a full ring."""
 
-    def __init__(self, code_since: float | None = None, submission_dir: str | None = None):
+    def __init__(self, code_since: float | None = None, submission_dir: str | None = None,
+                 build_files: set[tuple[int, int]] | None = None):
         self.code_since = code_since  # code in a file made after this (epoch seconds) was made at run time
         self.submission_dir = submission_dir  # files there (its build) are the submission's: their names are its own
+        self.build_files = build_files or set()  # (st_dev, st_ino) of its seeded build's files (build.seed_work_dir)
         self.events: list[tuple[int, int]] = []  # (fd, ring address)
         self.pids: list[int] = []
         self.tids: set[int] = set()
@@ -124,7 +126,8 @@ class Sampler:
         # over the code after each call took its name: red team, session 42)
         try:
             own, layout = _own_framework()
-            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir) for pid in self.pids}
+            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files)
+                    for pid in self.pids}
         except BaseException:
             self._close()
             raise
@@ -267,15 +270,15 @@ Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] 
 
 
 def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
-                        submission_dir: str | None = None) -> tuple[list[Region], set] | None:
+                        submission_dir: str | None = None,
+                        build_files: set[tuple[int, int]] = frozenset()) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
     same file as one of the judge's own framework libraries under any name; or code made at run time) and, for a
-    framework library's file or a file installed before the submission started (outside `submission_dir`: its
-    symbols are the library's, not names the submission chose), its identity; and the identities of the judge's
-    framework libraries the process maps in any way. None if unreadable."""
+    framework library's file or a file installed before the submission started (its symbols are the library's, not
+    names the submission chose) or of its build (`build_files`, or in `submission_dir`), its identity; and the
+    identities of the judge's framework libraries the process maps in any way. None if unreadable."""
     out, present = [], set()
     try:
-        own_uid = os.stat(f"/proc/{pid}").st_uid  # the sandbox's: its seeded build is its own, not another's
         maps = list(mappings(pid))
         written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in maps if "x" in perms])
         for lo, hi, offset, ident, path, perms in maps:
@@ -293,11 +296,11 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             other = None
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
                 st = _mapped_file(pid, lo, hi, ident[1], path)
-                jit = _made_at_run_time(st, since, own_uid)
-                if not jit:  # its build: a file of its own uid, by whichever mount it was opened (the work dir is
-                    # /tmp and /var/tmp at once; a copy loaded through /var/tmp was named as an installed file's, and
-                    # no copy search ran: red team, session 42)
-                    built = (confine.a_sandbox_uid(own_uid) and st.st_uid == own_uid) or (
+                jit = _made_at_run_time(st, since)
+                if not jit:  # its build: a seeded file by its identity, whichever mount it was opened by (the work
+                    # dir is /tmp and /var/tmp at once; a copy loaded through /var/tmp was named as an installed
+                    # file's, and no copy search ran: red team, session 42)
+                    built = (st.st_dev, st.st_ino) in build_files or (
                         bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
                     other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", built)
             out.append((lo, hi, jit or library, ident if library or other else None, offset, other))
@@ -370,17 +373,17 @@ def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str) -> os.stat_r
     return None
 
 
-def _made_at_run_time(st: os.stat_result | None, since: float, own_uid: int) -> bool:
+def _made_at_run_time(st: os.stat_result | None, since: float) -> bool:
     """Whether a mapped file's code was made at run time: a file made (or changed, renamed, linked) after `since`,
     when the submission's process had not yet loaded (the framework's generated kernels saved to a file, a library
     copied under another name, torch.compile's output), or no regular file at all (a private mapping of /dev/zero
-    written with code), or a file another sandbox's uid owns, whenever it was made (a submission graded beside this
-    one left a renamed copy of OpenBLAS in the host's /dev/shm for it: red team, session 41; what a sandbox leaves
-    there goes when it closes, and its uid is leased to one sandbox at a time, so this one's own files are only its
-    seeded build, chowned to it before it started). The file's status-change time, which no one but the kernel sets;
-    a file the judge cannot stat (None) counts as made at run time."""
+    written with code), or a file a sandbox's uid owns, whenever it was made: another submission graded beside this
+    one left a renamed copy of OpenBLAS in the host's /dev/shm for it (red team, session 41), and a file of its own,
+    which it may write through a shared mapping, moving the file's times or not as the file system decides (session
+    43; its seeded build's loadable files are the judge's, build.seed_work_dir). The file's status-change time, which
+    no one but the kernel sets; a file the judge cannot stat (None) counts as made at run time."""
     return (st is None or st.st_ctime >= since or not stat.S_ISREG(st.st_mode)
-            or (confine.a_sandbox_uid(st.st_uid) and st.st_uid != own_uid))
+            or confine.a_sandbox_uid(st.st_uid))
 
 
 EXEC_RANGE_MAX = 4 << 30  # an executable mapping larger than this holds code made at run time, unread

@@ -62,9 +62,10 @@ class Candidate:
                         cpu_grading=self.device.type == "cpu")  # a CPU reference is timed beside its timers
         self.sb = Sandbox(level, limits, job["device"], lock_dir(),
                           extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
+        self.build_files = None  # (st_dev, st_ino) of the seeded build's loadable files
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
-            res["flag_details"]["build_cache"] = "hit" if seed_work_dir(self.sb.work, job["build_key"], self.sb.uid,
-                                                                          job["build_cache_root"]) else "miss"
+            self.build_files = seed_work_dir(self.sb.work, job["build_key"], self.sb.uid, job["build_cache_root"])
+            res["flag_details"]["build_cache"] = "miss" if self.build_files is None else "hit"
         self.code_since = time.time()  # files made after this, a build seeded above aside, are made at run time
         self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made as the worker started (grade.run_judge)
         self.arena = channel.SlotArena(self.device)
@@ -165,7 +166,7 @@ class Candidate:
 
     def sampling(self) -> Sampler | None:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""
-        return Sampler(self.code_since, self.sb.inner_work) if self.sampler_error is None else None
+        return Sampler(self.code_since, self.sb.inner_work, self.build_files) if self.sampler_error is None else None
 
     def add_samples(self, stage: str, sampler: Sampler | None, calls: int, cgroup_ms: float | None = None) -> None:
         """The batch's samples, added to its stage's account, with the sandbox cgroup's CPU time over the batch

@@ -136,3 +136,75 @@ def test_the_kernel_names_of_a_cached_build_come_from_its_plain_files_only(tmp_p
     (ext / "other.so").symlink_to(tmp_path / "elsewhere.so")
     job = {"build_key": "k" * 32, "build_cache_root": str(tmp_path / "cache"), "submission_code": code}
     assert own_kernels(job) == frozenset({"mine"})
+
+
+def _map_the_build_then_report(sock) -> None:
+    """In the sandbox: try to write the seeded shared object every way a file of its own could be written, load it,
+    map an object file of the build as code, and say what could be done."""
+    import ctypes
+    import mmap
+
+    from kb_data.harness import channel
+
+    so, obj = "torch_extensions/ext/ext.so", "torch_extensions/ext/main.o"
+    refused = []
+    for name, attempt in (("open for writing", lambda: os.open(so, os.O_RDWR)),
+                          ("chmod", lambda: os.chmod(so, 0o755)), ("chown", lambda: os.chown(so, os.getuid(), -1))):
+        try:
+            attempt()
+        except PermissionError:
+            refused.append(name)
+    lib = ctypes.CDLL(os.path.abspath(so))
+    with open(obj, "r+b") as f:  # the rest of the build stays its own (ninja's logs, a rebuild's objects)
+        code = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+    channel.send(sock, {"refused": refused, "sum": lib.kb_seeded_sum(2, 3), "mapped": bool(code)})
+    time.sleep(60)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sandbox's own uid")
+def test_a_seeded_builds_loadable_files_are_the_judges_read_only_and_known_by_identity(tmp_path):
+    """A cached build seeded into a grading sandbox keeps its folders and plain files the sandbox's, but its shared
+    objects are the judge's and read-only: the sandbox loads them and cannot write them (code rewritten between
+    calls would be told from the build's only by the file's times). The sampler knows them by identity as the
+    submission's build; a file of the sandbox's own uid mapped as code is code made at run time, whenever it was
+    made."""
+    import subprocess
+
+    from kb_data.harness import build, channel
+    from kb_data.harness.procfs import mappings
+    from kb_data.harness.sampler import _executable_regions
+    from kb_data.io import lock_dir
+
+    built = tmp_path / "sandbox" / build.EXTENSIONS / "ext"
+    built.mkdir(parents=True)
+    (built / "k.c").write_text("int kb_seeded_sum(int a, int b) { return a + b; }\n")
+    if subprocess.run(["cc", "-shared", "-fPIC", "-o", str(built / "ext.so"), str(built / "k.c")]).returncode != 0 \
+            or subprocess.run(["cc", "-c", "-o", str(built / "main.o"), str(built / "k.c")]).returncode != 0:
+        pytest.skip("no C compiler")
+    os.truncate(built / "main.o", 8192)
+    (built / "build.ninja").write_text("rule cc\n")
+    build._store(built.parent, "k" * 32, tmp_path / "cache")
+    sb = sandbox.Sandbox(sandbox.resolve_level("auto"), sandbox.Limits(memory_bytes=2 << 30), "cpu", lock_dir())
+    try:
+        if sb.uid is None:
+            pytest.skip("the sandbox has no uid of its own here")
+        seeded = build.seed_work_dir(sb.work, "k" * 32, sb.uid, tmp_path / "cache")
+        ext = sb.work / build.EXTENSIONS / "ext"
+        st = os.stat(ext / "ext.so")
+        assert seeded == {(st.st_dev, st.st_ino)} and st.st_uid == 0 and st.st_mode & 0o777 == 0o555
+        assert {os.stat(ext / n).st_uid for n in ("main.o", "build.ninja", "k.c", ".")} == {sb.uid}
+        since = time.time()
+        time.sleep(0.05)
+        sb.start(_map_the_build_then_report)
+        got = channel.recv(sb.sock, timeout_s=60)
+        assert got == {"refused": ["open for writing", "chmod", "chown"], "sum": 5, "mapped": True}, got
+        pid = next(p for p in sb.pids() if any(name.endswith("ext.so") for *_, name, _ in mappings(p)))
+        regions, _ = _executable_regions(pid, {}, since, None, seeded)
+        code = {name.rsplit("/", 1)[-1]: lo for lo, _, _, _, name, perms in mappings(pid) if "x" in perms}
+        so, obj = (next(r for r in regions if r[0] == code[name]) for name in ("ext.so", "main.o"))
+        assert so[2] is False and so[5] is not None and so[5][1] is True, so  # the build's own code, searched as one
+        assert obj[2] is True, obj  # a file it can write: code made at run time
+        unknown, _ = _executable_regions(pid, {}, since, None, set())
+        assert next(r for r in unknown if r[0] == so[0])[5][1] is False  # not known by identity: an installed file
+    finally:
+        sb.close()
