@@ -274,7 +274,8 @@ def test_extensions_are_built_once_ahead_of_grading_and_cached_by_content(tmp_pa
     records, built = [], []
     failures = run_pool(todo, ["cpu"], Options(trials=3, warmup=1, timeout_s=600), None,
                         lambda rec, base: records.append(rec), built.append)
-    assert failures == [] and [r.status for r in records] == ["ok", "ok"], [(r.status, r.flag_details) for r in records]
+    assert failures == [] and [r.status for r in records] == ["ok", "ok"], [  # the sampler's account first: whole
+        (r.status, r.flags, json.loads(r.flag_details).get("framework_samples"), r.flag_details) for r in records]
     assert len(built) == 2 and {r.model for r in records} == {"a", "b"}
     # a compiler run shows as build_s in the build stage's result or as a "build" stage in the record
     builds = sum("build_s" in b for b in built) + sum("build" in json.loads(r.harness_seconds) for r in records)
