@@ -37,6 +37,7 @@ JUDGE_GRACE_S = 120.0          # the judge ends a slow submission itself; the wo
 SANDBOX_BASE_BYTES = 6 << 30   # interpreter, torch, a CUDA context and an extension build
 SANDBOX_CPU_FACTOR = 4         # on a CPU the tensors live in host memory: inputs, outputs and temporaries
 BUILD_MEMORY_BYTES = 12 << 30  # nvcc and the C++ compiler, MAX_JOBS of them at once
+FLAG_REASON_CHARS = 240      # of each failing flag's detail in a rejected record's error
 
 # Names whose reassignment in a submission means it patches a timer or the harness.
 TIMER_NAMES = {"perf_counter", "perf_counter_ns", "time", "monotonic", "synchronize", "elapsed_time", "record",
@@ -331,7 +332,10 @@ def _apply_fail_flags(rec: RunRecord, result: dict) -> None:
     failing = [f for f in rec.flags if f in fail]
     if failing and rec.status == "ok":
         rec.status = "rejected"
-        rec.error = "anti-cheat: " + ", ".join(failing)
+        details = result.get("flag_details") or {}
+        # each flag with the start of its reason: a verdict read alone (a log line, an RL reward's note) says why
+        rec.error = "anti-cheat: " + "; ".join(f"{f} ({str(details[f])[:FLAG_REASON_CHARS]})" if details.get(f) else f
+                                               for f in failing)
     if rec.status not in ("ok", "rejected"):
         rec.correct = False  # `correct` is numeric correctness (upstream's meaning); status says whether it is accepted
     if rec.status == "ok" and rec.correct and rec.ref_ms and rec.sol_ms:
