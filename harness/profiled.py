@@ -385,7 +385,8 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
         # alive when it started: honest work shows 0.00-0.06 ms a call between the two
         if unsampled(timed) - unsampled(idle) > rules["framework_unseen_margin_ms_cpu"]:
             flag(res, "check_failed", f"framework samples: {unsampled(timed):.3g} ms of CPU a call ran in threads "
-                                      "the sampler could not follow (started and ended within a timed batch)")
+                                      "the sampler could not follow (started and ended within a timed batch; by "
+                                      f"batch {timed.get('unsampled_by_batch')}, no-work {unsampled(idle):.3g})")
     replaced = sorted(set(timed.get("tampered", [])) | set(idle.get("tampered", [])))
     if replaced:
         flag(res, "check_failed", f"framework samples: the code of {', '.join(replaced)} in the sandbox is mapped "

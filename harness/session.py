@@ -183,6 +183,7 @@ class Candidate:
             acc["cgroup_unavailable"] = True
         else:
             got["cgroup_ms"] = cgroup_ms
+            acc.setdefault("unsampled_by_batch", []).append(round((cgroup_ms - got["cpu_ms"]) / max(calls, 1), 3))
         for key in ("functions", "installed_functions", "built_functions"):
             into = acc.setdefault(key, {})
             for name, ms in got.pop(key, {}).items():
