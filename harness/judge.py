@@ -39,6 +39,11 @@ def judge(job: dict) -> dict:
         _judge(job, res)
     except Stage as s:
         res["status"], res["error"] = s.status, s.message
+        if res["correct"] and s.status not in ("rejected", "incorrect"):
+            # past correctness the candidate knows what it is being asked: ending its grading at a check it can
+            # tell apart (raising, hanging, dying, a reply's own status) turned that check's rejection into a
+            # failure's higher reward (red team, session 44: the profiled call, the float64 comparison)
+            _unfinished(res, f"{s.status}: {s.message}")
     except SandboxUnavailable as e:
         res["status"], res["error"] = "runtime_error", f"sandbox: {e}"
         _retire(res)
@@ -54,8 +59,7 @@ def judge(job: dict) -> dict:
         if res["compiled"]:  # with its code loaded, a check the judge could not finish fails it: a build file, a
             # mapping or a process state that made the judge raise turned a rejection into a runtime_error's higher
             # reward (red team, session 42)
-            res["status"], res["error"] = "rejected", why
-            flag(res, "check_failed", f"the judge could not finish its checks on this submission ({why})")
+            _unfinished(res, why)
         else:
             res["status"], res["error"] = "runtime_error", why
         _retire(res)
@@ -142,6 +146,12 @@ def _judge(job: dict, res: dict):
     if cand.tampered:
         flag(res, "timer_tampered", f"the candidate's process replaced {', '.join(cand.tampered[:8])}")
     return cand
+
+
+def _unfinished(res: dict, why: str) -> None:
+    """A grading whose checks could not finish, with the submission's code loaded: rejected, `check_failed`."""
+    res["status"], res["error"] = "rejected", why[:4000]
+    flag(res, "check_failed", f"the judge could not finish its checks on this submission ({why[:600]})")
 
 
 STATE_KEY = re.compile(r"[\w\-]+(\.[\w\-]+)*")  # a state dict key: module names and a tensor's name, dot-joined
