@@ -142,7 +142,7 @@ class Sampler:
             code = {pid: got[0] if got else None for pid, got in maps.items()}
             tampered = sorted({Path(own[ident]).name for got in maps.values() if got
                                for ident in _replaced_framework_code(*got, layout)})
-            framework = other = 0
+            framework = other = generated = 0
             places = collections.Counter()  # (file identity, file offset) of framework samples in a mapped file
             # the same in installed files and in the submission's build, and where to read their symbols
             installed, built, sources = collections.Counter(), collections.Counter(), {}
@@ -157,6 +157,8 @@ class Sampler:
                     framework += n
                     if region is not None and region[3] is not None:
                         places[region[3], ip - region[0] + region[4]] += n
+                    else:  # code made at run time (or of no mapping): no library of the judge's names it
+                        generated += n
                 else:
                     other += n
                     if region is not None and region[5] is not None:
@@ -176,6 +178,7 @@ class Sampler:
             # stripped, or code dumped to a file): counted as code made at run time
             unnamed_built = sum(n for name, n in zip(built_names, built.values()) if name is None)
             framework, other = framework + unnamed_built, other - unnamed_built
+            generated += unnamed_built
             new = len(_threads(self.pids if pids_now is None else pids_now) - self.tids)
         finally:
             self._close()
@@ -192,7 +195,8 @@ class Sampler:
         names, counts = functions_at(list(places), own), list(places.values())
         if unnamed_built:
             names, counts = names + [None], counts + [unnamed_built]
-        return {"framework_ms": framework * ms, "other_ms": other * ms, "cpu_ms": cpu_ns / 1e6, "samples": sampled,
+        return {"framework_ms": framework * ms, "generated_ms": generated * ms, "other_ms": other * ms,
+                "cpu_ms": cpu_ns / 1e6, "samples": sampled,
                 "lost_samples": self.lost, "mapped": len(self.mapped), "new_threads": new,
                 "functions": by_name(names, counts, "?"),
                 "installed_functions": by_name(installed_names, installed.values()),

@@ -171,7 +171,9 @@ def test_a_batch_longer_than_the_ring_holds_loses_no_samples():
         child.kill()
         child.wait()
     assert got["cpu_ms"] > 1200, got["cpu_ms"]
-    assert got["samples"] * PERIOD_NS / 1e6 > 0.9 * got["cpu_ms"], (got["samples"], got["cpu_ms"], got["lost_samples"])
+    # a full ring kept about half (0.54 s of 1.2); a thread preempted often loses part of a period at each switch
+    # (0.88 of its count sampled beside the CPU corpus on two cores, session 44)
+    assert got["samples"] * PERIOD_NS / 1e6 > 0.75 * got["cpu_ms"], (got["samples"], got["cpu_ms"], got["lost_samples"])
 
 
 def _cpu_ns(pid: int) -> int:
