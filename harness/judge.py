@@ -51,6 +51,8 @@ def judge(job: dict) -> dict:
         where = getattr(res.get("_candidate"), "stage", "start")  # the candidate's last request: the judge's stage
         res["status"], res["error"] = "runtime_error", (f"CUDA out of memory in the judge in stage '{where}' (this GPU "
                                                         f"may be too small for the problem): {str(e).splitlines()[0]}")
+        if res["correct"]:  # past correctness, memory the candidate holds on the card can make it so
+            _unfinished(res, res["error"])
         _retire(res)
     except ChannelError as e:  # a reply that fails validation: the candidate's doing
         res["status"], res["error"] = "rejected", f"the candidate's reply was invalid: {e}"
@@ -69,6 +71,10 @@ def judge(job: dict) -> dict:
             t0 = timing._perf_counter()
             cand.close(res)
             res["stage_s"]["sandbox_close"] = timing._perf_counter() - t0
+            if res["correct"] and res["status"] not in (None, "ok", "rejected", "incorrect"):
+                # its memory overrun found as it closed (at the exit command, after every check: a flag of the
+                # grading parent's, the roofline's, laundered into a failure's 0; red team, session 44)
+                _unfinished(res, f"{res['status']}: {res['error']}")
         if job.get("resident"):  # this job's tensors, returned to the GPU for the next candidate
             gc.collect()
             if torch.cuda.is_initialized():
