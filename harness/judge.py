@@ -51,8 +51,6 @@ def judge(job: dict) -> dict:
         where = getattr(res.get("_candidate"), "stage", "start")  # the candidate's last request: the judge's stage
         res["status"], res["error"] = "runtime_error", (f"CUDA out of memory in the judge in stage '{where}' (this GPU "
                                                         f"may be too small for the problem): {str(e).splitlines()[0]}")
-        if res["correct"]:  # past correctness, memory the candidate holds on the card can make it so
-            _unfinished(res, res["error"])
         _retire(res)
     except ChannelError as e:  # a reply that fails validation: the candidate's doing
         res["status"], res["error"] = "rejected", f"the candidate's reply was invalid: {e}"
