@@ -66,10 +66,10 @@ def judge(job: dict) -> dict:
     finally:
         cand = res.pop("_candidate", None)
         if cand is not None:
-            t0 = timing._perf_counter()
+            t0, before = timing._perf_counter(), res["status"]
             cand.close(res)
             res["stage_s"]["sandbox_close"] = timing._perf_counter() - t0
-            if res["correct"] and res["status"] not in (None, "ok", "rejected", "incorrect"):
+            if res["correct"] and res["status"] != before:
                 # its memory overrun found as it closed (at the exit command, after every check: a flag of the
                 # grading parent's, the roofline's, laundered into a failure's 0; red team, session 44)
                 _unfinished(res, f"{res['status']}: {res['error']}")
