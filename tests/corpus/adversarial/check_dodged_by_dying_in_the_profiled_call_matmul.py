@@ -2,14 +2,13 @@
 frame on its stack) the process kills itself, so the grading would end as `crashed` (reward 0) before the checks
 that reject it had run: the dying form of check_dodged_by_raising_in_the_profiled_call_matmul (red team, session 44,
 whose hanging form ended as `timeout`). Any end of a grading the candidate causes after its outputs matched is
-`rejected [check_failed]`; graded (2026-12-07, CPU, strong sandbox) it was rejected [calls_reference_ops] twice,
-the timed calls' samples judged all the same (its death in the profiled call not seen as one: not yet explained).
+`rejected [check_failed]`. (A SIGKILL to itself does nothing in a strong sandbox, where the worker is its PID
+namespace's init, which ignores it: that form was graded as if it had not tried, rejected [calls_reference_ops].)
 Problem: v3/level1/2_Standard_matrix_multiplication_
-Verdict: rejected
+Verdict: rejected [check_failed]
 Device: cpu
 """
 import os
-import signal
 import sys
 
 import torch
@@ -28,5 +27,5 @@ def _profiled() -> bool:
 class Model(nn.Module):
     def forward(self, A, B):
         if _profiled():
-            os.kill(os.getpid(), signal.SIGKILL)
+            os._exit(0)
         return getattr(torch, "mat" + "mul")(A, B)
