@@ -15,7 +15,7 @@ import re
 
 import torch
 
-from kb_data.harness import channel, timing
+from kb_data.harness import channel, timing, worker
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.checks import dynamic_checks, secret_weights
 from kb_data.harness.session import Candidate, cpu_threads, draw_seed, flag, judged, run_candidate, weight_slots
@@ -136,6 +136,8 @@ def _judge(job: dict, res: dict):
     if not check_correctness(cand, mod, ref, rules, device, seeds, atol, rtol, res, ctx):
         return cand
     res["correct"] = True
+    if worker.progress is not None:  # from here a worker killed before the verdict is a check that did not finish
+        worker.progress(worker.OUTPUTS_MATCHED)
     stage("correctness")
     if not secret_weights(cand, mod, ref, rules, device, atol, rtol, res, ctx):
         return cand

@@ -126,7 +126,8 @@ class Sampler:
         # over the code after each call took its name: red team, session 42)
         try:
             own, layout = _own_framework()
-            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files)
+            budget = ReadBudget()
+            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files, budget)
                     for pid in self.pids}
         except BaseException:
             self._close()
@@ -274,8 +275,8 @@ Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] 
 
 
 def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
-                        submission_dir: str | None = None,
-                        build_files: set[tuple[int, int]] = frozenset()) -> tuple[list[Region], set] | None:
+                        submission_dir: str | None = None, build_files: set[tuple[int, int]] = frozenset(),
+                        budget: ReadBudget | None = None) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
     same file as one of the judge's own framework libraries under any name; or code made at run time) and, for a
     framework library's file or a file installed before the submission started (its symbols are the library's, not
@@ -284,7 +285,7 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     out, present = [], set()
     try:
         maps = list(mappings(pid))
-        written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in maps if "x" in perms])
+        written = _privately_written(pid, [(lo, hi) for lo, hi, *_, perms in maps if "x" in perms], budget)
         for lo, hi, offset, ident, path, perms in maps:
             if ident in own:
                 present.add(ident)
@@ -391,9 +392,26 @@ def _made_at_run_time(st: os.stat_result | None, since: float) -> bool:
 
 
 EXEC_RANGE_MAX = 4 << 30  # an executable mapping larger than this holds code made at run time, unread
+# what one batch's stop may read of the sandbox's executable mappings, all its processes together (a process with
+# torch and numpy loaded maps 67 ranges, 386 MiB): 30000 reservations just under EXEC_RANGE_MAX, in four processes,
+# kept the reader busy past the worker's kill (red team, session 44)
+EXEC_READ_MAX, EXEC_RANGES_MAX = 32 << 30, 20000
 
 
-def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int]:
+class ReadBudget:
+    """What is left of a stop's EXEC_READ_MAX and EXEC_RANGES_MAX; ValueError once either is spent."""
+
+    def __init__(self):
+        self.bytes, self.ranges = EXEC_READ_MAX, EXEC_RANGES_MAX
+
+    def spend(self, nbytes: int) -> None:
+        self.bytes, self.ranges = self.bytes - nbytes, self.ranges - 1
+        if self.bytes < 0 or self.ranges < 0:
+            raise ValueError(f"the sandbox maps more code than a batch's stop reads (over {EXEC_RANGES_MAX} "
+                             f"executable ranges or {EXEC_READ_MAX >> 30} GiB of them in all its processes)")
+
+
+def _privately_written(pid: int | str, ranges: list[tuple[int, int]], budget: ReadBudget | None = None) -> set[int]:
     """The starts of the ranges (a process's executable mappings) that hold a page the process wrote itself: a
     copy-on-write copy, present but no longer its file's page, or swapped out (only anonymous pages swap): their code
     is not their file's. Read from the page map's flags, about five times cheaper than /proc/PID/smaps' text."""
@@ -402,7 +420,11 @@ def _privately_written(pid: int | str, ranges: list[tuple[int, int]]) -> set[int
         for lo, hi in ranges:
             if hi - lo > EXEC_RANGE_MAX:  # no library's code is this large, and its map would be read whole each
                 out.add(lo)  # batch (64 TiB reserved made the judge ask for 128 GiB: red team, session 42)
+                if budget is not None:
+                    budget.spend(0)
                 continue
+            if budget is not None:
+                budget.spend(hi - lo)
             entries = os.pread(f.fileno(), (hi - lo) // _PAGE * 8, lo // _PAGE * 8)
             if _WRITTEN_PAGE in entries[7::8].translate(_WRITTEN_FLAGS):  # each entry's top byte: bits 56-63
                 out.add(lo)

@@ -48,7 +48,15 @@ def start_forkserver() -> None:
     forkserver.ensure_running()
 
 
+# in a worker child: progress(mark) tells the grading parent how far the running job got, so that a kill past a mark
+# can say so (the judge's own, not the submission's: its sandbox holds none of this process's descriptors)
+progress = None
+OUTPUTS_MATCHED = "outputs_matched"  # the judge's mark once the candidate passed correctness
+
+
 def _child(run, jobs, results, log_path: str) -> None:
+    global progress
+    progress = lambda mark: results.send_bytes(json.dumps({"progress": mark}).encode())  # noqa: E731
     # Submission output goes to a log, not the parent's terminal; the parent keeps its tail for errors.
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
@@ -133,13 +141,18 @@ class Resident:
         if self._proc is None:
             self._start()
             self.key = key
-        result, timed_out = None, False
+        result, timed_out, reached = None, False, None
         try:
             self._jobs.send(job)
-            if self._results.poll(timeout_s):
-                result = json.loads(self._results.recv_bytes().decode())
-            else:
-                timed_out = True
+            while result is None:
+                if not self._results.poll(max(t0 + timeout_s - time.monotonic(), 0.0)):
+                    timed_out = True
+                    break
+                got = json.loads(self._results.recv_bytes().decode())
+                if set(got) == {"progress"}:
+                    reached = got["progress"]
+                else:
+                    result = got
         except (EOFError, OSError):
             result = None  # the child died before sending: its exit code says how
         wall = time.monotonic() - t0
@@ -157,6 +170,12 @@ class Resident:
             tail = tail_text(self._log)
             if tail:
                 result["error"] += "\n--- worker output (tail) ---\n" + tail
+            if reached == OUTPUTS_MATCHED:  # the checks after correctness never finished: a judge kept reading what
+                # the submission made (30000 code reservations: red team, session 44) fails it as a judge that raised
+                why = f"{result['status']}: {result['error']}"
+                result = {"status": "rejected", "error": why[:4000], "correct": True, "flags": ["check_failed"],
+                          "flag_details": {"check_failed": f"the judge could not finish its checks on this "
+                                                            f"submission ({why[:600]})"}}
         if ended or result.get("retire") or not job.get("resident"):
             self.close()
         result["wall_s"] = wall

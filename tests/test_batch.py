@@ -394,3 +394,29 @@ def test_a_gpu_batch_folder_keeps_the_gpus_key_and_resumes_only_under_it(tmp_pat
     assert [r.record_id for r in again.records()] == [r.record_id for r in sink.records()]  # nothing graded again
     with pytest.raises(OutputBusy, match="hardware"):
         run_batch(subs, out, problems_root=SMALL_PROBLEMS, options=replace(opt, gpu="B200"), progress=False)
+
+
+def _hang_after(job: dict) -> dict:
+    """A judge that reaches job["mark"] (if any) and then never returns, as one kept reading what a submission made."""
+    import time
+
+    from kb_data.harness import worker
+
+    if job.get("mark"):
+        worker.progress(job["mark"])
+    time.sleep(600)
+    return {}
+
+
+def test_a_worker_killed_after_the_outputs_matched_rejects_the_submission():
+    """A judge killed at the worker's limit is a timeout, unless it had said the candidate's outputs matched: then
+    the checks after correctness never finished, which fails the submission as a judge that raised there does
+    (red team, session 44: 30000 code reservations kept the sampler reading past the kill, a timeout's 0 where a
+    rejection's -1 was due)."""
+    from kb_data.harness.worker import OUTPUTS_MATCHED, run_isolated
+
+    before = run_isolated(_hang_after, {}, 3)
+    assert before["status"] == "timeout" and not before.get("flags"), before
+    after = run_isolated(_hang_after, {"mark": OUTPUTS_MATCHED}, 3)
+    assert after["status"] == "rejected" and after["flags"] == ["check_failed"] and after["correct"] is True, after
+    assert "the worker was killed" in after["flag_details"]["check_failed"]

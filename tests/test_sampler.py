@@ -567,3 +567,26 @@ def test_code_of_the_submissions_build_is_its_own_where_the_builds_symbols_name_
     bare = sample(stripped)
     assert bare["cpu_ms"] > 300 and bare["framework_ms"] > 0.8 * bare["cpu_ms"], bare
     assert bare["functions"].get("?", 0) > 0.8 * bare["cpu_ms"], bare
+
+
+def test_a_stop_reads_a_bounded_share_of_the_sandboxs_code_mappings():
+    """Executable reservations just under EXEC_RANGE_MAX, never touched (no memory charged), each made the stop read
+    8 MiB of page map: thirty thousand of them in four processes kept the judge reading past the worker's kill, a
+    timeout where a rejection was due (red team, session 44). A stop's reads are bounded for all its processes
+    together; past the bound the samples cannot be read (ValueError: the sampler's error, check_failed)."""
+    import mmap
+
+    from kb_data.harness.sampler import EXEC_RANGE_MAX, EXEC_READ_MAX, ReadBudget, _executable_regions
+
+    size = EXEC_RANGE_MAX - mmap.PAGESIZE
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+    held = [mmap.mmap(-1, size, flags=flags, prot=mmap.PROT_EXEC | (mmap.PROT_READ if k % 2 else 0))  # apart
+            for k in range(EXEC_READ_MAX // size + 2)]
+    try:
+        assert _executable_regions(os.getpid(), {}) is not None  # no budget: read whole (a test's own process)
+        with pytest.raises(ValueError, match="more code than a batch's stop reads"):
+            _executable_regions(os.getpid(), {}, budget=ReadBudget())
+    finally:
+        for m in held:
+            m.close()
+    assert _executable_regions(os.getpid(), {}, budget=ReadBudget()) is not None
