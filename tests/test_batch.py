@@ -415,8 +415,9 @@ def test_a_worker_killed_after_the_outputs_matched_rejects_the_submission():
     rejection's -1 was due)."""
     from kb_data.harness.worker import OUTPUTS_MATCHED, run_isolated
 
-    before = run_isolated(_hang_after, {}, 3)
+    run_isolated(_frozen_objects, {}, 120)  # the workers' forkserver up (its imports take seconds on a loaded host)
+    before = run_isolated(_hang_after, {}, 5)
     assert before["status"] == "timeout" and not before.get("flags"), before
-    after = run_isolated(_hang_after, {"mark": OUTPUTS_MATCHED}, 3)
+    after = run_isolated(_hang_after, {"mark": OUTPUTS_MATCHED}, 5)
     assert after["status"] == "rejected" and after["flags"] == ["check_failed"] and after["correct"] is True, after
     assert "the worker was killed" in after["flag_details"]["check_failed"]
