@@ -73,9 +73,9 @@ def _fork_ballast(child_pid):
     def serve(sock):
         pid = os.fork()
         if pid == 0:
-            ballast = bytearray(b"x") * (256 << 20)  # noqa: F841 (held until the process ends)
+            ballast = bytearray(b"x") * (256 << 20)  # held until the process ends
             child_pid.value = os.getpid()
-            while True:
+            while ballast:
                 time.sleep(60)
         os.waitpid(pid, 0)
         while True:
