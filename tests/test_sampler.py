@@ -580,8 +580,14 @@ def test_a_stop_reads_a_bounded_share_of_the_sandboxs_code_mappings():
 
     size = EXEC_RANGE_MAX - mmap.PAGESIZE
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
-    held = [mmap.mmap(-1, size, flags=flags, prot=mmap.PROT_EXEC | (mmap.PROT_READ if k % 2 else 0))  # apart
-            for k in range(EXEC_READ_MAX // size + 2)]
+    held = []
+    try:
+        for k in range(EXEC_READ_MAX // size + 2):  # alternate protections: no two merge into one range
+            held.append(mmap.mmap(-1, size, flags=flags, prot=mmap.PROT_EXEC | (mmap.PROT_READ if k % 2 else 0)))
+    except OSError as e:  # a host that caps address space (the sandbox's limits are not this test process's)
+        for m in held:
+            m.close()
+        pytest.skip(f"{len(held)} reservations of {size >> 20} MiB made, then: {e}")
     try:
         assert _executable_regions(os.getpid(), {}) is not None  # no budget: read whole (a test's own process)
         with pytest.raises(ValueError, match="more code than a batch's stop reads"):
