@@ -43,7 +43,7 @@ def judge(job: dict) -> dict:
             # past correctness the candidate knows what it is being asked: ending its grading at a check it can
             # tell apart (raising, hanging, dying, a reply's own status) turned that check's rejection into a
             # failure's higher reward (red team, session 44: the profiled call, the float64 comparison)
-            _unfinished(res, f"{s.status}: {s.message}")
+            worker.unfinished(res, f"{s.status}: {s.message}")
     except SandboxUnavailable as e:
         res["status"], res["error"] = "runtime_error", f"sandbox: {e}"
         _retire(res)
@@ -59,7 +59,7 @@ def judge(job: dict) -> dict:
         if res["compiled"]:  # with its code loaded, a check the judge could not finish fails it: a build file, a
             # mapping or a process state that made the judge raise turned a rejection into a runtime_error's higher
             # reward (red team, session 42)
-            _unfinished(res, why)
+            worker.unfinished(res, why)
         else:
             res["status"], res["error"] = "runtime_error", why
         _retire(res)
@@ -72,7 +72,7 @@ def judge(job: dict) -> dict:
             if res["correct"] and res["status"] != before:
                 # its memory overrun found as it closed (at the exit command, after every check: a flag of the
                 # grading parent's, the roofline's, laundered into a failure's 0; red team, session 44)
-                _unfinished(res, f"{res['status']}: {res['error']}")
+                worker.unfinished(res, f"{res['status']}: {res['error']}")
         if job.get("resident"):  # this job's tensors, returned to the GPU for the next candidate
             gc.collect()
             if torch.cuda.is_initialized():
@@ -152,12 +152,6 @@ def _judge(job: dict, res: dict):
     if cand.tampered:
         flag(res, "timer_tampered", f"the candidate's process replaced {', '.join(cand.tampered[:8])}")
     return cand
-
-
-def _unfinished(res: dict, why: str) -> None:
-    """A grading whose checks could not finish, with the submission's code loaded: rejected, `check_failed`."""
-    res["status"], res["error"] = "rejected", why[:4000]
-    flag(res, "check_failed", f"the judge could not finish its checks on this submission ({why[:600]})")
 
 
 STATE_KEY = re.compile(r"[\w\-]+(\.[\w\-]+)*")  # a state dict key: module names and a tensor's name, dot-joined

@@ -63,8 +63,7 @@ def round_trip(cand, msg: dict, stage: str, fill, received=None) -> tuple[dict, 
             except SamplerUnavailable as e:
                 cand.sampler_error = str(e)
         # read as the end's are, settled: what a thread still on its CPU ran before now is charged only as it leaves
-        # it, inside the batch's span, where the sampler's clocks, started just before, do not have it (an honest
-        # C++ GELU showed 1.77 ms a call "unsampled" under the test suite's load)
+        # it, inside the batch's span, where the sampler's clocks, started just before, do not have it
         mark["held"], (mark["cpu"], mark["threads"]) = held, cand.settled_clocks()
         fill()
         mark["t"] = timing._perf_counter()

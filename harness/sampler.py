@@ -418,13 +418,12 @@ def _privately_written(pid: int | str, ranges: list[tuple[int, int]], budget: Re
     out = set()
     with open(f"/proc/{pid}/pagemap", "rb", buffering=0) as f:
         for lo, hi in ranges:
-            if hi - lo > EXEC_RANGE_MAX:  # no library's code is this large, and its map would be read whole each
-                out.add(lo)  # batch (64 TiB reserved made the judge ask for 128 GiB: red team, session 42)
-                if budget is not None:
-                    budget.spend(0)
-                continue
+            unread = hi - lo > EXEC_RANGE_MAX  # no library's code is this large; its map is not read
             if budget is not None:
-                budget.spend(hi - lo)
+                budget.spend(0 if unread else hi - lo)
+            if unread:  # code made at run time (64 TiB reserved made the judge ask for 128 GiB: red team, session 42)
+                out.add(lo)
+                continue
             entries = os.pread(f.fileno(), (hi - lo) // _PAGE * 8, lo // _PAGE * 8)
             if _WRITTEN_PAGE in entries[7::8].translate(_WRITTEN_FLAGS):  # each entry's top byte: bits 56-63
                 out.add(lo)

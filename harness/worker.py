@@ -54,6 +54,17 @@ progress = None
 OUTPUTS_MATCHED = "outputs_matched"  # the judge's mark once the candidate passed correctness
 
 
+def unfinished(res: dict, why: str) -> dict:
+    """A grading whose checks could not finish once the submission's code loaded, as the judge records it (its own
+    readers raised, the candidate ended it past correctness) and as the worker does (the judge killed after the
+    outputs matched): rejected, `check_failed`."""
+    res["status"], res["error"] = "rejected", why[:4000]
+    res.setdefault("flags", []).append("check_failed")
+    res.setdefault("flag_details", {}).setdefault(
+        "check_failed", f"the judge could not finish its checks on this submission ({why[:600]})")
+    return res
+
+
 def _child(run, jobs, results, log_path: str) -> None:
     global progress
     progress = lambda mark: results.send_bytes(json.dumps({"progress": mark}).encode())  # noqa: E731
@@ -172,10 +183,7 @@ class Resident:
                 result["error"] += "\n--- worker output (tail) ---\n" + tail
             if reached == OUTPUTS_MATCHED:  # the checks after correctness never finished: a judge kept reading what
                 # the submission made (30000 code reservations: red team, session 44) fails it as a judge that raised
-                why = f"{result['status']}: {result['error']}"
-                result = {"status": "rejected", "error": why[:4000], "correct": True, "flags": ["check_failed"],
-                          "flag_details": {"check_failed": f"the judge could not finish its checks on this "
-                                                            f"submission ({why[:600]})"}}
+                result = unfinished({"correct": True}, f"{result['status']}: {result['error']}")
         if ended or result.get("retire") or not job.get("resident"):
             self.close()
         result["wall_s"] = wall
