@@ -492,6 +492,7 @@ def test_threads_left_running_count_the_submissions_code_not_a_librarys_idle_poo
     sleeper = _grade(SLEEPER_GELU, require_custom_kernel=False)
     assert "side_stream_work" in sleeper.flags and sleeper.status == "rejected", (sleeper.status, sleeper.flags)
     assert "left 1 thread(s) running" in json.loads(sleeper.flag_details)["side_stream_work"]
+    assert sleeper.error.startswith("anti-cheat: side_stream_work (forward left 1 thread(s) running"), sleeper.error
 
 
 def test_counting_threads_keeps_no_frame_and_so_no_output_alive():
