@@ -4,8 +4,10 @@ library's own mappings untouched, no mremap), called by ctypes below the dispatc
 framework op (addcmul) does: its named, allowed samples bought the allowance that covered the copied kernel's
 unnamed samples as code made at run time. Red team, session 44: ok at 0.30x, 0.29x and 0.39x against 0.14-0.16x for
 honest/torch_layernorm_manual (25-27 ms a call of unnamed framework time under a limit of about 55 ms); the copy
-doing the affine itself, with no op to buy the allowance, was profile_mismatch. Since then the allowance covers
-named framework code alone: code made at run time past the 1 ms margin is profile_mismatch whatever the ops' time.
+doing the affine itself, with no op to buy the allowance, was profile_mismatch. OPEN: holding code made at run time
+to the 1 ms margin whatever the ops' time caught it (rejected [profile_mismatch]), but failed the honest-work
+adversarial/all_cores_layernorm in one fresh clone's test run (135 ms a call of such code, cause not found), and was
+taken back the same session; the record now reports `generated_call_ms`.
 Problem: v3/level1/40_LayerNorm
 Verdict: rejected [profile_mismatch]
 Device: cpu
