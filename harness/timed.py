@@ -107,9 +107,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             else:
                 reply, wall, cpu_ms, held, thread_ms = round_trip(
                     cand, msg, "timing", fill, received=lambda reply: take_replies(cand, ctx, calls, reply))
-                bound = _batch_bound(wall, k, statistics.fmean(t["ms"] for t in calls),
-                                     any(t["i"] >= warmup for t in calls), ctx, rules, device, held, cpu_ms,
-                                     thread_ms)
+                ms = [t["ms"] for t in calls]
+                bound = _batch_bound(wall, k, statistics.fmean(ms), any(t["i"] >= warmup for t in calls), ctx, rules,
+                                     device, held, cpu_ms, thread_ms, median_ms=statistics.median(ms))
                 bounds.append(bound)
                 if (ph := gpu_phases(reply, [t["reply"] for t in calls], wall)) is not None:  # take_replies read them
                     phases.append(ph)
@@ -117,8 +117,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
             # a claim under what the judge's clock allows is not believed: the batch is timed at the judge's own
             # figure (timed at the floor, the slack and margin let one forged batch of a CPU grading pass as 2x faster)
-            claimed = statistics.fmean(t["ms"] for t in counted)
-            bound["floored"] = claimed < bound["floor_ms"]
+            ms = [t["ms"] for t in counted]
+            claimed = statistics.fmean(ms)
+            typical = min(claimed, statistics.median(ms)) if device.type == "cpu" else claimed  # as _batch_bound's
+            bound["floored"] = typical < bound["floor_ms"]
             cand_batches.append(max(bound["trusted_ms"] if bound["floored"] else claimed, bound.get("share_ms", 0.0)))
             ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
             if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
@@ -362,7 +364,8 @@ def _no_grad(model, inputs):
 
 
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,
-                 held: bool, cpu_ms: float | None = None, thread_ms: dict | None = None) -> dict:
+                 held: bool, cpu_ms: float | None = None, thread_ms: dict | None = None,
+                 median_ms: float | None = None) -> dict:
     """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
     work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
     than the slack x and the margin under it. On a GPU with the gate, the clock ran from the gate's opening: a batch
@@ -395,7 +398,11 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     if cpu_ms is not None and ctx.get("overhead_cpu_ms") is not None:
         trusted_cpu = cpu_ms / calls - ctx["overhead_cpu_ms"]
         trusted = min(trusted, trusted_cpu)  # a loaded host stretches the round trip, not the sandbox's CPU time
-    bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "counted": counted, "trusted_ms": trusted,
+    # held to the floor: the mean claim, or on a CPU the median where a loaded host's preemption of one call lifted
+    # the mean (a short forward whose work moved out of the timed calls hid in that lift: CI, session 44)
+    typical = claimed_ms if median_ms is None or device.type != "cpu" else min(claimed_ms, median_ms)
+    bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "typical_claim_ms": typical,
+             "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,
              "held": held if gated else None}
     if thread_ms is not None and ctx.get("overhead_threads") is not None:
@@ -408,7 +415,7 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
         floor = max(0.0, (trusted_forward - rules["timing_bound_margin_ms_forward"])
                     / rules["timing_bound_slack_forward"]) + aside_over
         if floor > bound["floor_ms"]:
-            bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward + aside_over))
+            bound.update(floor_ms=floor, trusted_ms=max(trusted, trusted_forward + aside_over), floor_by="threads")
         clocks, fitted = sandbox_clocks(cpu_ms, thread_ms), ctx["overhead_threads"]
         if "rest" in clocks and "rest" in fitted:
             per_batch, per_call = fitted["rest"]
@@ -442,12 +449,13 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
         flag(res, "check_failed", "timing: no timed call came back to bound")
         return
     share = rules["timing_bound_batch_share"]
-    over = [b for b in counted if b["claimed_ms"] < b["floor_ms"]]
+    over = [b for b in counted if b["typical_claim_ms"] < b["floor_ms"]]
     impossible = [b for b in bounds
                   if b["claimed_ms"] * b["calls"] > b["wall_ms"] * rules["overclaim_factor"] + rules["overclaim_ms"]]
-    worst = max(counted, key=lambda b: b["floor_ms"] - b["claimed_ms"])
+    worst = max(counted, key=lambda b: b["floor_ms"] - b["typical_claim_ms"])
     res["flag_details"]["timing_bound"] = {
-        "claimed_ms": worst["claimed_ms"], "trusted_ms": worst["trusted_ms"], "trusted_cpu_ms": worst.get("trusted_cpu_ms"),
+        "claimed_ms": worst["claimed_ms"], "typical_claim_ms": worst["typical_claim_ms"], "trusted_ms": worst["trusted_ms"],
+        "trusted_cpu_ms": worst.get("trusted_cpu_ms"),
         "trusted_forward_ms": worst.get("trusted_forward_ms"), "aside_over_allowed_ms": worst.get("aside_over_allowed_ms"),
         "rest_over_allowed_ms": worst.get("rest_over_allowed_ms"),
         "overhead_ms": ctx["overhead_ms"], "overhead_host_ms": ctx.get("overhead_host_ms"), "slack": worst["slack"],
@@ -464,10 +472,14 @@ def _bound_claims(res, bounds, ctx, rules) -> None:
         flag(res, "timer_tampered", f"the candidate claimed {b['claimed_ms'] * b['calls']:.4g} ms for a batch of "
               f"{b['calls']} timed calls whose whole round trip took {b['wall_ms']:.4g} ms")
     elif len(over) > max(1, share * len(counted)):  # one stall alone is forgiven (timed at the judge's figure)
-        flag(res, "timer_tampered", f"the judge's clock gives more than x{worst['slack']:g} + {worst['margin_ms']:.3g} "
-              f"ms a call of the candidate's claims in {len(over)} of {len(counted)} batches of timed calls (allowed: "
-              f"{share:.0%}); the worst: {worst['trusted_ms']:.4g} ms per call against {worst['claimed_ms']:.4g} ms "
-              "claimed")
+        # which floor held the worst batch: the round trip's (x slack + margin) or the timing threads' clocks
+        by = ("the timing threads' clocks" if worst.get("floor_by") == "threads"
+              else f"the round trip at x{worst['slack']:g} + {worst['margin_ms']:.3g} ms")
+        flag(res, "timer_tampered", f"the candidate's claims are under the judge's floor in {len(over)} of "
+              f"{len(counted)} batches of timed calls (allowed: {share:.0%}); the worst: {worst['typical_claim_ms']:.4g} "
+              f"ms a call claimed under a floor of {worst['floor_ms']:.4g} ms set by {by} (the judge's figure "
+              f"{worst['trusted_ms']:.4g} ms, the forward thread's {worst.get('trusted_forward_ms') or 0:.4g} ms, the "
+              f"copies' thread over its allowance {worst.get('aside_over_allowed_ms') or 0:.4g} ms)")
 
 
 def _flush_check(t, calibrated_ms, t_ref, res: dict, rules: dict) -> None:

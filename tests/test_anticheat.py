@@ -60,7 +60,8 @@ def _assert_verdict(entry, rec):
         if rec.status == "ok":
             assert bound and bound["floored"] == bound["batches"] >= 1, where
         else:
-            assert rec.status == "rejected" and "timer_tampered" in rec.flags, where
+            # a claim under the roofline is the same forgery: rejected whether the floor or the roofline saw it
+            assert rec.status == "rejected" and {"timer_tampered", "exceeds_roofline"} & set(rec.flags), where
     elif entry.status == "unaffected":  # an attack the trust boundary makes moot: graded on its own work
         assert rec.status == "ok" and not failing, where
         # against the paired reference's batches, or (a grading of few trials counts one, which a host's stall can

@@ -7,9 +7,11 @@ Found by the red team (session 21, open/rt21_rewrite_reply_ms_gelu): on the CPU 
 claim + 10 ms, so any claim >= 0 passed for a call under ~10 ms (ok at 1447x; excessive_speedup is informational). On
 a GPU the gated bound and the roofline catch it. On the CPU now too: a claim under a quarter of the floor that the
 machine's measured GEMM rate and copy bandwidth give is exceeds_roofline (a forgery of a few times still passes there,
-README: the CPU's timing bound).
+README: the CPU's timing bound). Since session 33 the forward thread's CPU clock floors every batch too, so a loaded
+host, which stretches the measured time (CI, session 44: 6.1 ms a call against 0.66 ms here) until its 1/1000 stands
+over the roofline, gets the batches timed at the judge's figure (ok at the honest speed): floored either way.
 Problem: v3/level1/26_GELU_
-Verdict: rejected [exceeds_roofline]
+Verdict: floored
 """
 import math
 import sys
