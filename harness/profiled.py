@@ -382,6 +382,8 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
                                                           "profiled_ops_ms": round(busy_ms, 3),
                                                           "named_allowed_call_ms": round(backed_ms, 3), "threads": threads,
                                                           "generated_call_ms": round(generated_ms, 3),
+                                                          # the judge's search of code made at run time for copies
+                                                          "copy_search_ms": round(timed.get("copy_search_ms", 0.0), 1),
                                                           "new_threads": timed["new_threads"]}
     if all("cgroup_ms" in acc and not acc.get("cgroup_unavailable") for acc in (timed, idle)):
         unsampled = lambda acc: (acc["cgroup_ms"] - acc["cpu_ms"]) / acc["calls"]  # noqa: E731

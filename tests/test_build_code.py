@@ -37,6 +37,48 @@ def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it
     assert sampler._copied_from_framework(("t", 2), str(noise), places, own) is None
 
 
+def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_path):
+    """Red team, session 44: libtorch_cpu's image copied into anonymous memory and its LayerNorm kernel called there by
+    address ran as code made at run time, which no name bars (ok 0.29-0.39x against the honest 0.15x). The code at
+    sampled places of such memory, read from the process and found in a framework library at one shift, names it;
+    code of its own is nobody's."""
+    import mmap
+    import subprocess
+    import sys
+
+    from kb_data.harness import sampler, symbols
+
+    own = sampler._own_framework()[0]
+    lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        _, off, size, _ = next(seg for seg in symbols.load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
+        start = off + size // 2 - off % 4096 - (size // 2) % 4096
+        chunk = bytearray(m[start:start + 16 * 4096])
+    for page in range(0, len(chunk), 4096):  # no whole page is the library's
+        chunk[page + 4095] ^= 0xFF
+    (tmp_path / "copy.bin").write_bytes(bytes(chunk))
+    (tmp_path / "noise.bin").write_bytes(os.urandom(len(chunk)))
+    holder = ("import ctypes, mmap, sys\n"
+              "for name in ('copy.bin', 'noise.bin'):\n"
+              "    m = mmap.mmap(-1, 16 * 4096)\n"
+              "    m.write(open(name, 'rb').read())\n"
+              "    globals()[name] = m\n"
+              "    print(ctypes.addressof(ctypes.c_char.from_buffer(m)), flush=True)\n"
+              "sys.stdin.read()\n")
+    child = subprocess.Popen([sys.executable, "-c", holder], cwd=tmp_path, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        copy_at, noise_at = int(child.stdout.readline()), int(child.stdout.readline())
+        places = lambda base: {base + 4096 * k + 512: 10 for k in range(12)}  # noqa: E731
+        assert sampler._copies_in_memory(child.pid, places(copy_at), own) == ((lib, start - copy_at),)
+        assert sampler._copies_in_memory(child.pid, places(noise_at), own) == ()
+        assert sampler._copies_in_memory(child.pid, {copy_at + 4096 * k + 4090: 1 for k in range(6)}, own) == ()
+    finally:
+        child.kill()
+        child.wait()
+    assert sampler._copies_in_memory(child.pid, places(copy_at), own) == ()  # a process gone: nothing read
+
+
 def test_the_copy_searchs_places_are_drawn_by_their_share_of_the_samples():
     """The six most sampled places were the submission's to choose (a spin loop of a few instructions held them all:
     red team, session 42). Drawn by their share, places of code that runs most of the time are drawn in nearly every

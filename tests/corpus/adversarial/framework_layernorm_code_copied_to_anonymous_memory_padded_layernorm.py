@@ -4,12 +4,14 @@ library's own mappings untouched, no mremap), called by ctypes below the dispatc
 framework op (addcmul) does: its named, allowed samples bought the allowance that covered the copied kernel's
 unnamed samples as code made at run time. Red team, session 44: ok at 0.30x, 0.29x and 0.39x against 0.14-0.16x for
 honest/torch_layernorm_manual (25-27 ms a call of unnamed framework time under a limit of about 55 ms); the copy
-doing the affine itself, with no op to buy the allowance, was profile_mismatch. OPEN: holding code made at run time
-to the 1 ms margin whatever the ops' time caught it (rejected [profile_mismatch]), but failed the honest-work
-adversarial/all_cores_layernorm in one fresh clone's test run (135 ms a call of such code, cause not found), and was
-taken back the same session; the record now reports `generated_call_ms`.
+doing the affine itself, with no op to buy the allowance, was profile_mismatch. Holding code made at run time to the
+1 ms margin whatever the ops' time caught it, but failed the honest-work adversarial/all_cores_layernorm in one fresh
+clone's test run (135 ms a call of such code, cause not found) and was taken back. Caught since session 45: the code at
+sampled places in code made at run time is read from the process's memory and searched in the judge's framework
+libraries; found at one shift in two places, it is the library's code by its names (LayerNormKernelImpl: 119-152 ms
+sampled, 2 of 2).
 Problem: v3/level1/40_LayerNorm
-Verdict: rejected [profile_mismatch]
+Verdict: rejected [calls_reference_ops]
 Device: cpu
 Options: needs_sampler
 """
