@@ -312,8 +312,10 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             # read: red team, session 43)
             jit = path in ("", "[heap]") or path.startswith(("[anon", "/memfd:")) or path.endswith("(deleted)") \
                 or lo in written or "w" in perms
-            library = not jit and (ident in own or bool(FRAMEWORK_CODE.search(path)))
+            library = not jit and ident in own
             other = None
+            # any other file, a framework-named one too: a copy of libtorch_cpu written to the sandbox's temp dir under
+            # its own name was unnamed framework code, which the allowance covered, never searched for a copy
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
                 st = _mapped_file(pid, lo, hi, ident[1], path)
                 jit = _made_at_run_time(st, since)
@@ -323,6 +325,8 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
                     built = (st.st_dev, st.st_ino) in build_files or (
                         bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
                     other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", built)
+            # an installed library of the framework's name the judge has not loaded is the framework's, unnamed
+            library = library or (not jit and not (other and other[1]) and bool(FRAMEWORK_CODE.search(path)))
             out.append((lo, hi, jit or library, ident if library or other else None, offset, other))
     except OSError:
         return None
