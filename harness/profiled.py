@@ -12,7 +12,8 @@ import torch
 
 from kb_data.harness import build, channel, timing
 from kb_data.harness.reference import _call, clone_inputs
-from kb_data.harness.sampler import PERIOD_NS, framework_pages_in
+from kb_data.harness.copies import framework_pages_in
+from kb_data.harness.sampler import PERIOD_NS
 from kb_data.harness.session import cpu_threads, draw_seed, flag, fresh_inputs, judged
 from kb_data.rules import CPU_CODE_GENERATING_FAMILIES, OP_FAMILIES, SUBSTITUTE_FAMILIES
 

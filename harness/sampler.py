@@ -9,12 +9,7 @@ from __future__ import annotations
 import bisect
 import collections
 import ctypes
-import functools
-import hashlib
-import mmap
 import os
-import re
-import secrets
 import stat
 import struct
 import threading
@@ -23,24 +18,16 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.procfs import mappings
-from kb_data.harness.symbols import file_version, functions_at, load_segments
+from kb_data.harness.copies import (COPY_WINDOW, COPY_WINDOWS, FRAMEWORK_CODE, copied_from_framework, copies_in_memory,
+                                    drawn_places, library_size, own_framework)
+from kb_data.harness.symbols import functions_at
 
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
 RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time
 DRAIN_S = 0.05  # the judge reads every ring this often while a batch runs: a thread fills a tenth of its ring meanwhile
 _PAGE = os.sysconf("SC_PAGE_SIZE")
-# torch's kernels and the math libraries it (or numpy) calls, by file name, with the math runtimes that hold a GEMM of
-# their own (libgfortran's MATMUL, which numpy's wheel ships; other BLAS builds) and numpy's own compiled array math
-# (einsum's sum-of-products loops are a GEMM without BLAS: red team, session 41); not torch's Python bindings or c10
-# (argument parsing and allocation around every op, which an honest op-by-op forward spends outside its ops' records)
-FRAMEWORK_CODE = re.compile(r"/(libtorch_cpu|libtorch|libcaffe2\w*|libmkl\w*|libdnnl|libmkldnn|libopenblas\w*|"
-                            r"libscipy_openblas\w*|libblas|liblapack\w*|libarmpl\w*|libnvpl\w*|libsleef|"
-                            r"libgfortran\w*|libgslcblas|libcblas|lib[st]?atlas|libblis\w*|libflame|libxsmm\w*|"
-                            r"_multiarray_umath|_umath_linalg|_pocketfft_umath|lapack_lite)[.-][^/]*$"
-                            r"|/numpy/(?:[^/]+/)*[^/]+\.so$")  # every compiled module of numpy's (its test gufuncs too)
-
-
+CODE_READS_MAX = 50000  # sampled places whose code a batch's drains read (10 s of one thread's samples)
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
     _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
                 ("sample_period", ctypes.c_uint64), ("sample_type", ctypes.c_uint64),
@@ -86,6 +73,8 @@ class Sampler:
         self.tids: set[int] = set()
         self.samples: collections.Counter = collections.Counter()  # (pid, ip)
         self.mapped: list[tuple[int, int]] = []  # (start, end) of code mapped while the events counted
+        self.code: dict[tuple[int, int], bytes] = {}  # (pid, ip) -> the code there, read as the batch ran
+        self._mem: dict[int, int] = {}  # pid -> its /proc/PID/mem, opened at its first sample
         self.lost = 0
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -120,13 +109,31 @@ class Sampler:
                         self.mapped.append((ip, ip + size))
                     else:
                         self.samples[pid, ip] += 1
+                        if (pid, ip) not in self.code and len(self.code) < CODE_READS_MAX:
+                            self.code[pid, ip] = self._code_at(pid, ip)
+
+    def _code_at(self, pid: int, ip: int) -> bytes:
+        """COPY_WINDOW bytes of the process's code at ip, read now (b"" where they cannot be): while its batch runs,
+        code that is there only while it runs (mapped in, or written back, for each call and hidden after it: red team,
+        session 45) is read as it ran."""
+        if ip >= 1 << 47:  # the kernel's
+            return b""
+        if pid not in self._mem:
+            try:
+                self._mem[pid] = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+            except OSError:
+                self._mem[pid] = -1
+        try:
+            return os.pread(self._mem[pid], COPY_WINDOW, ip) if self._mem[pid] >= 0 else b""
+        except OSError:
+            return b""
 
     def stop(self, pids_now: list[int] | None = None) -> dict:
         # the maps are read while the events still count: code mapped over a range after this read, or before it
         # within the batch, is an mmap record (the samples are placed by the maps as they are now, and a decoy mapped
         # over the code after each call took its name: red team, session 42)
         try:
-            own, layout = _own_framework()
+            own, layout = own_framework()
             budget = ReadBudget()
             maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files, budget)
                     for pid in self.pids}
@@ -169,7 +176,7 @@ class Sampler:
                         (built if region[5][1] else installed)[region[3], ip - region[0] + region[4]] += n
                         sources[region[3]] = region[5][0]
             for ident in {i for i, _ in built}:  # a build's code that is the framework's, moved or touched up
-                copy = _copied_from_framework(ident, sources[ident], _drawn_places(
+                copy = copied_from_framework(ident, sources[ident], drawn_places(
                     {off: n for (i, off), n in built.items() if i == ident}, COPY_WINDOWS), own)
                 if copy is not None:
                     for key in [k for k in built if k[0] == ident]:
@@ -179,12 +186,12 @@ class Sampler:
             # code made at run time that is a framework library's, copied into the process's memory: the library's
             # code, by its names
             searched = time.perf_counter()
-            copies = {pid: _copies_in_memory(pid, {ip: n for (p, ip), n in made.items() if p == pid}, own)
+            copies = {pid: copies_in_memory(pid, {ip: n for (p, ip), n in made.items() if p == pid}, own, self.code)
                       for pid in {pid for pid, _ in made}}
             searched = (time.perf_counter() - searched) * 1e3
             for (pid, ip), n in made.items():
                 for lib, shift in copies[pid]:
-                    if 0 <= ip + shift < _size(own[lib]):
+                    if 0 <= ip + shift < library_size(own[lib]):
                         places[lib, ip + shift] += n
                         generated -= n
                         break
@@ -225,6 +232,10 @@ class Sampler:
                 _libc.munmap(addr, (RING_PAGES + 1) * _PAGE)
                 os.close(fd)
             self.events = []
+            for fd in self._mem.values():
+                if fd >= 0:
+                    os.close(fd)
+            self._mem = {}
 
 
 def _threads(pids: list[int]) -> set[int]:
@@ -333,91 +344,6 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     return sorted(out), present
 
 
-COPY_WINDOWS, COPY_WINDOW = 6, 24  # a build's sampled places drawn in each batch, and the bytes of code read at each
-_copies: dict = {}  # a build file (symbols.file_version) -> (framework library, offset shift)
-
-
-def _drawn_places(counts: dict[int, int], k: int) -> list[int]:
-    """k of a file's sampled offsets, drawn in secret, each as likely as its share of the samples (without
-    replacement). The most sampled places alone were the submission's to choose: a spin loop of a few instructions
-    in the first batch held all six, and the answer was kept for the grading (red team, session 42); drawn, a copy's
-    code hides only in batches where it runs a small share of the time."""
-    draw = secrets.SystemRandom()
-    return [off for _, off in sorted(((draw.random() ** (1 / n), off) for off, n in counts.items()), reverse=True)[:k]]
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _found_in(window: bytes, libraries: tuple[tuple[tuple[str, int], str], ...]) -> tuple:
-    """(library identity, offset) of the first place each of the judge's framework libraries holds `window`."""
-    found = []
-    for lib, path in libraries:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            at = m.find(window)
-        if at >= 0:
-            found.append((lib, at))
-    return tuple(found)
-
-
-def _copied_from_framework(ident, source: str, offsets: list[int], own: dict) -> tuple | None:
-    """Whether a build's file holds a framework library's code, laid out as there: the code at two or more of the
-    sampled places found in one of the judge's framework libraries at one and the same shift. Whole-page digests
-    (profiled.framework_pages_in) miss a copy with a byte of each page changed where its GEMM never runs (padding, a
-    NOP encoded otherwise: red team, session 41, ok 0.57x against the honest kernel's 0.15x); the executed code stays,
-    and an honest kernel's code matches no two places at one shift. A file found to be a copy stays one; a search
-    that finds none is asked again with the next batch's places (each window's search is kept). (identity, shift) or
-    None."""
-    try:
-        with open(source, "rb") as f:
-            key = file_version(ident, os.fstat(f.fileno()))
-            if key in _copies:
-                return _copies[key]
-            windows = [(off, os.pread(f.fileno(), COPY_WINDOW, off)) for off in offsets]
-        libraries = tuple(sorted(own.items()))
-        shifts: collections.Counter = collections.Counter()
-        for off, w in windows:
-            if len(w) == COPY_WINDOW and len(set(w)) >= 8:  # not a fill
-                shifts.update((lib, at - off) for lib, at in _found_in(w, libraries))
-    except (OSError, ValueError):
-        return None
-    if not shifts or shifts.most_common(1)[0][1] < 2:
-        return None
-    _copies[key] = shifts.most_common(1)[0][0]
-    return _copies[key]
-
-
-def _copies_in_memory(pid: int, counts: dict[int, int], own: dict) -> tuple:
-    """Where a process runs a framework library's code from a copy in its memory (the library's image copied into
-    anonymous memory at import, called by address: red team, session 44, ok 0.29-0.39x against the honest 0.15x):
-    the code at COPY_WINDOWS of its sampled places in code made at run time (`counts`, samples by address), drawn in
-    secret, read from its memory and found in one of the judge's framework libraries at one and the same shift in
-    two places or more, as a build file's copy is (_copied_from_framework); an honest JIT kernel's code matches no two
-    places at one shift. ((library identity, shift from address to file offset), ...); () where its memory cannot be
-    read."""
-    shifts: collections.Counter = collections.Counter()
-    libraries = tuple(sorted(own.items()))
-    try:
-        with open(f"/proc/{pid}/mem", "rb", buffering=0) as f:
-            for ip in _drawn_places(counts, COPY_WINDOWS):
-                try:
-                    w = os.pread(f.fileno(), COPY_WINDOW, ip)
-                except (OSError, OverflowError):  # unmapped since, or an address past the file API's reach
-                    continue
-                if len(w) == COPY_WINDOW and len(set(w)) >= 8:  # not a fill
-                    shifts.update((lib, at - ip) for lib, at in _found_in(w, libraries))
-    except OSError:
-        pass
-    return tuple(k for k, hits in shifts.most_common() if hits >= 2)
-
-
-@functools.lru_cache(maxsize=64)
-def _size(path: str) -> int:
-    """A framework library's size in bytes (0 where it cannot be read)."""
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str) -> os.stat_result | None:
     """The status of the file a mapping maps, as the judge sees it; None if it cannot be found."""
     for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
@@ -519,63 +445,3 @@ def _region(regions: list[Region] | None, ip: int) -> Region | None:
         return None
     i = bisect.bisect_right(regions, (ip, float("inf"))) - 1  # the last mapping that starts at or before ip
     return regions[i] if i >= 0 and ip < regions[i][1] else None
-
-
-def _own_framework() -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], list[tuple[int, int]]]]:
-    """The framework libraries this process has mapped, by identity: their paths, and the (file offset, size) of
-    their executable mappings."""
-    files, layout = {}, {}
-    try:
-        for lo, hi, offset, ident, path, perms in mappings("self"):
-            if FRAMEWORK_CODE.search(path):
-                files[ident] = path
-                if "x" in perms:
-                    layout.setdefault(ident, []).append((offset, hi - lo))
-    except OSError:
-        return {}, {}
-    return files, {ident: sorted(spans) for ident, spans in layout.items()}
-
-
-def framework_pages_in(data: bytes) -> dict[str, int]:
-    """How many pages of a file's bytes (at page offsets, as a mapping of it would see them) are pages of the code of
-    a framework library this process maps, by library name: a build that carries a copy of the framework's or a
-    BLAS's machine code (a library copied under another name, its text dumped to a file) brings code it did not
-    compile. Pages of a few repeated bytes (padding, zeros) are no one's."""
-    pages = _framework_code_pages()
-    found: collections.Counter = collections.Counter()
-    for off in range(0, len(data) - _PAGE + 1, _PAGE):
-        page = data[off:off + _PAGE]
-        lib = pages.get(_page_digest(page))
-        if lib is not None and len(set(page)) >= 16:  # a page of a few byte values (a fill) is no one's code
-            found[lib] += 1
-    return dict(found)
-
-
-def _page_digest(page: bytes) -> bytes | None:
-    """A page's digest, None for a page of one repeated byte (zeros, padding)."""
-    return hashlib.blake2b(page, digest_size=16).digest() if page.count(page[:1]) != len(page) else None
-
-
-@functools.lru_cache(maxsize=1)
-def _framework_code_pages() -> dict[bytes, str]:
-    """A digest of every page of the executable segments of the framework libraries this process maps, to the
-    library's file name."""
-    out: dict[bytes, str] = {}
-    for path in sorted(set(_own_framework()[0].values())):
-        try:
-            with open(path, "rb") as f:
-                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            continue
-        with data:
-            if data[:6] != b"\x7fELF\x02\x01":
-                continue
-            for flags, off, filesz, _ in load_segments(data):
-                if not flags & 1:  # PF_X
-                    continue
-                for page in range(off - off % _PAGE, off + filesz, _PAGE):
-                    chunk = data[page:page + _PAGE]
-                    digest = _page_digest(chunk) if len(chunk) == _PAGE else None
-                    if digest is not None:
-                        out.setdefault(digest, Path(path).name)
-    return out

@@ -1,5 +1,5 @@
 """What a build's code is taken for: a copy of the framework's found wherever its bytes were touched up, and the
-judge's readers of a build's names and symbols bounded (harness/sampler.py's copy search, harness/symbols.py)."""
+judge's readers of a build's names and symbols bounded (harness/copies.py's copy search, harness/symbols.py)."""
 from __future__ import annotations
 
 import os
@@ -14,9 +14,9 @@ def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it
     one shift, tells the copy; other code is nobody's."""
     import mmap
 
-    from kb_data.harness import sampler, symbols
+    from kb_data.harness import copies, symbols
 
-    own = sampler._own_framework()[0]
+    own = copies.own_framework()[0]
     lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
         _, off, size, _ = next(seg for seg in symbols.load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
@@ -28,13 +28,13 @@ def test_a_build_file_that_copies_the_frameworks_code_is_found_whatever_bytes_it
     copy.write_bytes(bytes(chunk))
     noise.write_bytes(os.urandom(len(chunk)))
     places = [4096 * k + 512 for k in range(0, 12, 2)]
-    sampler._copies.clear()
+    copies._copies.clear()
     touched = [4096 * k + 4090 for k in range(6)]  # each window holds a changed byte: found nowhere
-    assert sampler._copied_from_framework(("t", 1), str(copy), touched, own) is None
+    assert copies.copied_from_framework(("t", 1), str(copy), touched, own) is None
     # a search that found nothing is asked again with the next places (session 42: a first batch's spin loop held the
     # places, and its "no copy" was kept for the grading)
-    assert sampler._copied_from_framework(("t", 1), str(copy), places, own) == (lib, start)
-    assert sampler._copied_from_framework(("t", 2), str(noise), places, own) is None
+    assert copies.copied_from_framework(("t", 1), str(copy), places, own) == (lib, start)
+    assert copies.copied_from_framework(("t", 2), str(noise), places, own) is None
 
 
 def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_path):
@@ -46,9 +46,10 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
     import subprocess
     import sys
 
-    from kb_data.harness import sampler, symbols
+    from kb_data.harness import copies, symbols
+    from kb_data.harness.sampler import Sampler
 
-    own = sampler._own_framework()[0]
+    own = copies.own_framework()[0]
     lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
         _, off, size, _ = next(seg for seg in symbols.load_segments(m) if seg[0] & 1 and seg[2] > 1 << 24)
@@ -64,31 +65,44 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
               "    m.write(open(name, 'rb').read())\n"
               "    globals()[name] = m\n"
               "    print(ctypes.addressof(ctypes.c_char.from_buffer(m)), flush=True)\n"
+              "sys.stdin.readline()\n"
+              "globals()['copy.bin'][:] = bytes(16 * 4096)\n"
+              "print('hidden', flush=True)\n"
               "sys.stdin.read()\n")
     child = subprocess.Popen([sys.executable, "-c", holder], cwd=tmp_path, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
         copy_at, noise_at = int(child.stdout.readline()), int(child.stdout.readline())
         places = lambda base: {base + 4096 * k + 512: 10 for k in range(12)}  # noqa: E731
-        assert sampler._copies_in_memory(child.pid, places(copy_at), own) == ((lib, start - copy_at),)
-        assert sampler._copies_in_memory(child.pid, places(noise_at), own) == ()
-        assert sampler._copies_in_memory(child.pid, {copy_at + 4096 * k + 4090: 1 for k in range(6)}, own) == ()
+        assert copies.copies_in_memory(child.pid, places(copy_at), own) == ((lib, start - copy_at),)
+        assert copies.copies_in_memory(child.pid, places(noise_at), own) == ()
+        assert copies.copies_in_memory(child.pid, {copy_at + 4096 * k + 4090: 1 for k in range(6)}, own) == ()
+        # code there only while it runs (zeroed, unmapped or scrambled after each call: red team, session 45) is
+        # searched as the sampler's drains read it while the batch ran
+        reader = Sampler()
+        seen = {(child.pid, ip): reader._code_at(child.pid, ip) for ip in places(copy_at)}
+        reader._close()
+        child.stdin.write("hide\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "hidden\n"
+        assert copies.copies_in_memory(child.pid, places(copy_at), own) == ()
+        assert copies.copies_in_memory(child.pid, places(copy_at), own, seen) == ((lib, start - copy_at),)
     finally:
         child.kill()
         child.wait()
-    assert sampler._copies_in_memory(child.pid, places(copy_at), own) == ()  # a process gone: nothing read
+    assert copies.copies_in_memory(child.pid, places(copy_at), own) == ()  # a process gone: nothing read
 
 
 def test_the_copy_searchs_places_are_drawn_by_their_share_of_the_samples():
     """The six most sampled places were the submission's to choose (a spin loop of a few instructions held them all:
     red team, session 42). Drawn by their share, places of code that runs most of the time are drawn in nearly every
     batch, however hot a few others are."""
-    from kb_data.harness import sampler
+    from kb_data.harness import copies
 
     counts = {offset: 1000 for offset in range(8)}  # a spin loop: 8 places, the hottest, a fifth of the samples
     counts.update({4096 + 16 * k: 100 for k in range(320)})  # the copy's GEMM: 320 places, four fifths
-    draws = [sampler._drawn_places(counts, sampler.COPY_WINDOWS) for _ in range(50)]
-    assert all(len(set(d)) == sampler.COPY_WINDOWS and set(d) <= set(counts) for d in draws)
+    draws = [copies.drawn_places(counts, copies.COPY_WINDOWS) for _ in range(50)]
+    assert all(len(set(d)) == copies.COPY_WINDOWS and set(d) <= set(counts) for d in draws)
     assert sum(sum(off >= 4096 for off in d) >= 2 for d in draws) >= 40  # 2 of 6 in the GEMM: 98% of draws
 
 

@@ -262,9 +262,10 @@ def test_framework_time_no_recorded_op_covers_is_a_mismatch():
 def test_a_framework_library_under_another_name_is_still_the_frameworks(tmp_path):
     """A mapping of the same file as one of the judge's framework libraries (device and inode), whatever its path,
     is the framework's code and is named from the judge's copy: a hard link under a plain name hides nothing."""
-    from kb_data.harness.sampler import _executable_regions, _own_framework
+    from kb_data.harness.copies import own_framework
+    from kb_data.harness.sampler import _executable_regions
 
-    own, _ = _own_framework()
+    own, _ = own_framework()
     lib = next(path for path in own.values() if path.endswith("/libtorch.so"))
     alias = tmp_path / "libplain.so"
     try:
@@ -294,9 +295,10 @@ def test_a_framework_library_mapped_without_its_own_code_is_replaced_code(tmp_pa
     """A process that imports torch maps its libraries as the judge does; one that maps a framework library's file
     but none of its code as the loader put it (all of its text replaced from a copy, or moved away) runs that code
     under another name or none: the judge calls it replaced."""
-    from kb_data.harness.sampler import _executable_regions, _own_framework, _replaced_framework_code
+    from kb_data.harness.copies import own_framework
+    from kb_data.harness.sampler import _executable_regions, _replaced_framework_code
 
-    own, layout = _own_framework()
+    own, layout = own_framework()
     lib = next(path for path in own.values() if path.endswith("/libtorch_cpu.so"))
     ident = next(i for i, path in own.items() if path == lib)
     honest = "import sys, torch\nprint('go', flush=True)\nsys.stdin.readline()\n"
@@ -475,7 +477,7 @@ def test_a_build_that_carries_the_frameworks_machine_code_is_told_by_its_pages(t
     session 28), is found page by page against the libraries the judge maps; code compiled from a source is not."""
     import subprocess
 
-    from kb_data.harness.sampler import framework_pages_in
+    from kb_data.harness.copies import framework_pages_in
 
     libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
     with open(libtorch, "rb") as f:

@@ -30,7 +30,7 @@ def main(n: int, burners: int, paths: list[str]) -> None:
                 rec = _grade(entry, SMALL_PROBLEMS, "cpu", trials)
                 d = json.loads(rec.flag_details or "{}")
                 b = d.get("timing_bound") or {}
-                keys = ("claimed_ms", "trusted_ms", "trusted_forward_ms", "aside_over_allowed_ms", "batches", "floored",
+                keys = ("claimed_ms", "typical_claim_ms", "trusted_ms", "trusted_forward_ms", "aside_over_allowed_ms", "batches", "floored",
                         "over_bound")
                 print(entry.path.stem, i, rec.status, rec.flags, f"speedup={rec.speedup} sol_ms={rec.sol_ms}",
                       {k: (round(b[k], 4) if isinstance(b.get(k), float) else b.get(k)) for k in keys},

@@ -6,7 +6,7 @@ written through /proc/self/mem into the copy's text (copy-on-write pages, the fi
 madvise(MADV_DONTNEED) drops the private pages before forward returns, so the mapping is the file's again. Red team,
 session 43.
 The sampler reads a process's page map (sampler._privately_written) once, when a batch stops, and the copy search
-(_copied_from_framework) reads the build FILE at the sampled places: by then no page is privately written, and the
+(copies.copied_from_framework) reads the build FILE at the sampled places: by then no page is privately written, and the
 file holds int3 fills there (windows of fewer than 8 distinct bytes are skipped), so the samples stay the build's own,
 named by its renamed symbol table (sgexx_kernel_HASWELL). Neither /proc/self/mem writes nor MADV_DONTNEED make a perf
 MMAP record. The cost is five page copies a call. The process made itself dumpable again first

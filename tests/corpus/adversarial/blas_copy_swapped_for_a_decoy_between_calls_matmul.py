@@ -6,7 +6,7 @@ file), runs the GEMM, and maps the decoy's pages over that range again: between 
 the mapping is the decoy. Red team, session 42b (CPU, strong sandbox).
 harness/sampler.py `Sampler.stop` attributes the batch's samples with `_executable_regions` read at the END of the
 batch: every sample the GEMM left at the copy's addresses is taken for the decoy's (same layout, same offsets). The
-drawn copy search (`_copied_from_framework`) reads the decoy's bytes at the drawn places: zeros, a fill, skipped;
+drawn copy search (`copies.copied_from_framework`) reads the decoy's bytes at the drawn places: zeros, a fill, skipped;
 the samples are named from the decoy's .symtab (`sgexx_kernel_HASWELL`, no family word), and the decoy is seeded
 build (old ctime, own uid, never written): not code made at run time. Nothing records what was mapped while the
 samples were taken. Independent of the /var/tmp path (adversarial/blas_copy_through_var_tmp_matmul).

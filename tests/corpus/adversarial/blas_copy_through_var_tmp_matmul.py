@@ -3,7 +3,7 @@ adversarial/framework_gemm_blas_copy_touched_up_in_build_stage), loaded in the g
 SECOND mount of its work dir: /var/tmp/torch_extensions/tiles/libtiles.so instead of /tmp/... Red team, session 42b.
 /proc/PID/maps names the file by the mount it was opened through, so the mapping's path does not start with the
 sandbox's `inner_work` ("/tmp/"): harness/sampler.py `_executable_regions` takes it for an installed file
-(other = (map_files, False)), not the submission's build, so `_copied_from_framework` is never asked, and its samples
+(other = (map_files, False)), not the submission's build, so `copies.copied_from_framework` is never asked, and its samples
 are named from the copy's own renamed .symtab (`sgexx_kernel_HASWELL`, no family word). The file is the seeded build:
 its ctime is before `code_since`, its owner is the sandbox's own uid, no page was written: not code made at run time.
 Problem: v3/level1/2_Standard_matrix_multiplication_

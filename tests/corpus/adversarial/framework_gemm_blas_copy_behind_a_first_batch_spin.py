@@ -3,7 +3,7 @@ adversarial/framework_gemm_blas_copy_touched_up_in_build_stage), plus one change
 a LAPACK routine the GEMM never calls (`scipy_slamch_64_`) with a six-`pause` spin loop, and the candidate spins there
 for ~60 ms in the first call of its first timed batch (a warm-up batch, found by a `cmd_timed`/`_no_grad_call` frame on
 the stack) before running the copied GEMM as usual. Red team, session 42 (CPU, strong sandbox).
-The copy search (harness/sampler.py `_copied_from_framework`) reads the code at a build file's six most sampled places
+The copy search (harness/copies.py `copied_from_framework`) reads the code at a build file's six most sampled places
 ONCE per file and memoises the answer in `_copies` by (identity, size, ctime): the first batch that samples the file
 decides for the whole grading. In that first batch the six hottest places are the spin loop's instructions, whose
 24-byte windows are found in no framework library, so the memo says "not a copy"; every later batch (all the counted

@@ -25,7 +25,7 @@ the submission wrote). Fix: match a build's code against the framework's at any 
 window of the build's executable sections), and name a build's samples from its .dynsym/.symtab only where the name is
 defined in the submission's source AND its bytes are not the framework's; or refuse a build whose file is an ELF the
 submission did not produce with the compiler run by the build stage (compare the built .so with the compiler's output).
-Caught since (session 41, sampler._copied_from_framework): the code at the build file's most sampled places is
+Caught since (session 41, copies.copied_from_framework): the code at the build file's most sampled places is
 found in a framework library at one shift, so its samples are that library's (rejected [calls_reference_ops] 2 of 2,
 8.2 and 5.7 ms of CPU a call; honest/cpp_extension_gemm ok 0.147x and 0.133x beside it).
 Problem: v3/level1/2_Standard_matrix_multiplication_

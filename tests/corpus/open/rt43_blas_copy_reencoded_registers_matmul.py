@@ -6,7 +6,7 @@ general registers' reg-reg ALU/mov ops flipped to their other opcode ({load}/{st
 prefetch hints t0<->t1 (no architectural effect). Made offline with objdump and gas (red team, session 43: /tmp/rt43
 reenc*.py), carried here as a 5 KB patch of 2180 places. The results are bitwise OpenBLAS's and its speed is
 unchanged (5.8 ms a call both).
-The copy search (sampler._copied_from_framework) reads 24 bytes at six sampled places drawn by share and needs two
+The copy search (copies.copied_from_framework) reads 24 bytes at six sampled places drawn by share and needs two
 found in a framework library at one shift: 0.2% of this copy's samples now fall where a 24-byte window is still the
 library's (11 of 619 sampled places), so a batch draws two such places with a probability near 15 x 0.002^2.
 Graded (2026-12-06, CPU, strong sandbox, benchmarks/probes/s34_verdicts.py): ok [] 0.628x, 0.744x, 0.813x at 5 trials
@@ -15,7 +15,7 @@ of 4 at 30, on session 42c's harness, identical in the copy search); the honest 
 0.126-0.225x (5 trials) and 0.191-0.213x (30); session 41's touched-up copy without the re-encoding rejected
 [calls_reference_ops] 2 of 2 (7.2 ms a call). The copy search, simulated with the harness's own draw on this copy's
 sampled places: 0 of 20000 batches find it (the plain copy: 95.7%).
-Gap: harness/sampler.py `_copied_from_framework` (exact 24-byte windows, two at one shift). Fix: judge a build's hot
+Gap: harness/copies.py `copied_from_framework` (exact 24-byte windows, two at one shift). Fix: judge a build's hot
 code by what it does, not its bytes (refuse a build ELF the build stage's compiler did not write; or normalise
 register numbers and operand order before matching, e.g. opcode/length skeletons of the sampled basic blocks).
 Problem: v3/level1/2_Standard_matrix_multiplication_
