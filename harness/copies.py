@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 from pathlib import Path
+from typing import NamedTuple
 
 from kb_data.harness.procfs import mappings
 from kb_data.harness.symbols import file_version, load_segments
@@ -79,31 +80,42 @@ def copied_from_framework(ident, source: str, offsets: list[int], own: dict) -> 
     return _copies[key]
 
 
-def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | None = None) -> tuple:
+class MemoryCopies(NamedTuple):
+    """What a process's code made at run time holds of the framework's: `shifts`, (library identity, shift from
+    address to file offset) of a copy found at one shift in two places or more; `found`, (address, library identity,
+    file offset) of each drawn place whose code is in a library, at any shift; `drawn`, the places drawn."""
+    shifts: tuple = ()
+    found: tuple = ()
+    drawn: tuple = ()
+
+
+def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | None = None) -> MemoryCopies:
     """Where a process runs a framework library's code from a copy in its memory (the library's image copied into
     anonymous memory at import, called by address: red team, session 44, ok 0.29-0.39x against the honest 0.15x):
     the code at COPY_WINDOWS of its sampled places in code made at run time (`counts`, samples by address), drawn in
     secret, as read while the batch ran (`code`, by (pid, ip): a copy mapped in or written back for each call and
     hidden after it, unmapped or zeroed or scrambled at the batch's end, ran at 0.36-0.47x, red team, session 45) or
-    else now, found in one of the judge's framework libraries at one and the same shift in two places or more, as a
-    build file's copy is (copied_from_framework); an honest JIT kernel's code matches no two places at one shift.
-    ((library identity, shift from address to file offset), ...); () where its memory cannot be read."""
+    else now, searched in the judge's framework libraries. Found at one shift in two places or more, as a build
+    file's copy is (copied_from_framework), it is a copy laid out as the library; found anywhere, each place is the
+    library's code there (a copy mapped anew at another address for each piece of the work has a shift of its own
+    for each: red team, session 45, ok 0.44-0.58x). Nothing read where the memory cannot be."""
     shifts: collections.Counter = collections.Counter()
-    libraries = tuple(sorted(own.items()))
+    libraries, found, drawn = tuple(sorted(own.items())), [], drawn_places(counts, COPY_WINDOWS)
     code = code or {}
     try:
         with open(f"/proc/{pid}/mem", "rb", buffering=0) as f:
-            for ip in drawn_places(counts, COPY_WINDOWS):
+            for ip in drawn:
                 windows = [code.get((pid, ip), b"")]
                 try:
                     windows.append(os.pread(f.fileno(), COPY_WINDOW, ip))
                 except (OSError, OverflowError):  # unmapped since, or an address past the file API's reach
                     pass
-                for w in {w for w in windows if is_code(w)}:
-                    shifts.update((lib, at - ip) for lib, at in found_in(w, libraries))
+                places = {hit for w in windows if is_code(w) for hit in found_in(w, libraries)}
+                shifts.update({(lib, at - ip) for lib, at in places})
+                found += [(ip, lib, at) for lib, at in sorted(places)[:1]]
     except OSError:
-        pass
-    return tuple(k for k, hits in shifts.most_common() if hits >= 2)
+        return MemoryCopies()
+    return MemoryCopies(tuple(k for k, hits in shifts.most_common() if hits >= 2), tuple(found), tuple(drawn))
 
 
 def is_code(window: bytes) -> bool:

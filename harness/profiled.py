@@ -372,6 +372,9 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     # 135 ms a call in one fresh clone's test run, session 44, cause not found)
     generated_ms = max(0.0, (timed.get("generated_ms", 0.0) / timed["calls"]
                              - idle.get("generated_ms", 0.0) / idle["calls"]))
+    # of it in code the judge could not read while the batch ran: code hidden or moved after it ran, which no search
+    # can name, held to the margin
+    unread_ms = (timed.get("unread_ms", 0.0) / timed["calls"] - idle.get("unread_ms", 0.0) / idle["calls"])
     # the profile's ops buy an allowance only for the framework work they really do in the timed calls: real ops run
     # in the profiled call alone, as padding, are not in the timed calls' named samples
     backed_ms = max(0.0, allowed(timed) - allowed(idle))
@@ -383,6 +386,7 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
                                                           "profiled_ops_ms": round(busy_ms, 3),
                                                           "named_allowed_call_ms": round(backed_ms, 3), "threads": threads,
                                                           "generated_call_ms": round(generated_ms, 3),
+                                                          "unread_call_ms": round(unread_ms, 3),
                                                           # the judge's search of code made at run time for copies
                                                           "copy_search_ms": round(timed.get("copy_search_ms", 0.0), 1),
                                                           "new_threads": timed["new_threads"]}
@@ -395,6 +399,10 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
             flag(res, "check_failed", f"framework samples: {unsampled(timed):.3g} ms of CPU a call ran in threads "
                                       "the sampler could not follow (started and ended within a timed batch; by "
                                       f"batch {timed.get('unsampled_by_batch')}, no-work {unsampled(idle):.3g})")
+    if unread_ms > rules["framework_unseen_margin_ms_cpu"]:
+        flag(res, "check_failed", f"framework samples: {unread_ms:.3g} ms of CPU a call ran in code made at run time "
+                                  "that was gone or blank when the judge read it while the batch ran (code hidden or "
+                                  "moved after it ran: what it was cannot be told)")
     replaced = sorted(set(timed.get("tampered", [])) | set(idle.get("tampered", [])))
     if replaced:
         flag(res, "check_failed", f"framework samples: the code of {', '.join(replaced)} in the sandbox is mapped "

@@ -57,10 +57,11 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
         chunk = bytearray(m[start:start + 16 * 4096])
     for page in range(0, len(chunk), 4096):  # no whole page is the library's
         chunk[page + 4095] ^= 0xFF
-    (tmp_path / "copy.bin").write_bytes(bytes(chunk))
+    for name in ("copy.bin", "again.bin", "and_again.bin"):  # the same code at three addresses
+        (tmp_path / name).write_bytes(bytes(chunk))
     (tmp_path / "noise.bin").write_bytes(os.urandom(len(chunk)))
     holder = ("import ctypes, mmap, sys\n"
-              "for name in ('copy.bin', 'noise.bin'):\n"
+              "for name in ('copy.bin', 'noise.bin', 'again.bin', 'and_again.bin'):\n"
               "    m = mmap.mmap(-1, 16 * 4096)\n"
               "    m.write(open(name, 'rb').read())\n"
               "    globals()[name] = m\n"
@@ -72,11 +73,20 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
     child = subprocess.Popen([sys.executable, "-c", holder], cwd=tmp_path, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
-        copy_at, noise_at = int(child.stdout.readline()), int(child.stdout.readline())
+        copy_at, noise_at, *again_at = (int(child.stdout.readline()) for _ in range(4))
         places = lambda base: {base + 4096 * k + 512: 10 for k in range(12)}  # noqa: E731
-        assert copies.copies_in_memory(child.pid, places(copy_at), own) == ((lib, start - copy_at),)
-        assert copies.copies_in_memory(child.pid, places(noise_at), own) == ()
-        assert copies.copies_in_memory(child.pid, {copy_at + 4096 * k + 4090: 1 for k in range(6)}, own) == ()
+        found = copies.copies_in_memory(child.pid, places(copy_at), own)
+        assert found.shifts == ((lib, start - copy_at),) and len(found.found) == len(found.drawn) == copies.COPY_WINDOWS
+        # each at the library's first place with that code (identical code can stand at several)
+        assert sum(at == ip + start - copy_at for ip, _, at in found.found) >= 2
+        noise = copies.copies_in_memory(child.pid, places(noise_at), own)
+        assert noise.shifts == () and noise.found == () and len(noise.drawn) == copies.COPY_WINDOWS
+        assert copies.copies_in_memory(child.pid, {copy_at + 4096 * k + 4090: 1 for k in range(6)}, own).found == ()
+        # the copy placed anew for each piece of the work (red team, session 45: a shift of its own each): no two at
+        # one shift, each place found in the library at its own
+        pieces = {base + 4096 * 3 + 512: 10 for base in (copy_at, *again_at)}
+        scattered = copies.copies_in_memory(child.pid, pieces, own)
+        assert scattered.shifts == () and len(scattered.found) == 3 and len({at for _, _, at in scattered.found}) == 1
         # code there only while it runs (zeroed, unmapped or scrambled after each call: red team, session 45) is
         # searched as the sampler's drains read it while the batch ran
         reader = Sampler()
@@ -85,12 +95,12 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
         child.stdin.write("hide\n")
         child.stdin.flush()
         assert child.stdout.readline() == "hidden\n"
-        assert copies.copies_in_memory(child.pid, places(copy_at), own) == ()
-        assert copies.copies_in_memory(child.pid, places(copy_at), own, seen) == ((lib, start - copy_at),)
+        assert copies.copies_in_memory(child.pid, places(copy_at), own).found == ()
+        assert copies.copies_in_memory(child.pid, places(copy_at), own, seen).shifts == ((lib, start - copy_at),)
     finally:
         child.kill()
         child.wait()
-    assert copies.copies_in_memory(child.pid, places(copy_at), own) == ()  # a process gone: nothing read
+    assert copies.copies_in_memory(child.pid, places(copy_at), own) == ((), (), ())  # a process gone: nothing read
 
 
 def test_the_copy_searchs_places_are_drawn_by_their_share_of_the_samples():
