@@ -93,7 +93,7 @@ def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | N
     """Where a process runs a framework library's code from a copy in its memory (the library's image copied into
     anonymous memory at import, called by address: red team, session 44, ok 0.29-0.39x against the honest 0.15x):
     the code at COPY_WINDOWS of its sampled places in code made at run time (`counts`, samples by address), drawn in
-    secret, as read while the batch ran (`code`, by (pid, ip): a copy mapped in or written back for each call and
+    secret, as read while the batch ran (`code`, by (pid, ip), each reading: a copy mapped in or written back for each call and
     hidden after it, unmapped or zeroed or scrambled at the batch's end, ran at 0.36-0.47x, red team, session 45) or
     else now, searched in the judge's framework libraries. Found at one shift in two places or more, as a build
     file's copy is (copied_from_framework), it is a copy laid out as the library; found anywhere, each place is the
@@ -105,7 +105,7 @@ def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | N
     try:
         with open(f"/proc/{pid}/mem", "rb", buffering=0) as f:
             for ip in drawn:
-                windows = [code.get((pid, ip), b"")]
+                windows = list(code.get((pid, ip), ()))
                 try:
                     windows.append(os.pread(f.fileno(), COPY_WINDOW, ip))
                 except (OSError, OverflowError):  # unmapped since, or an address past the file API's reach

@@ -372,8 +372,8 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     # 135 ms a call in one fresh clone's test run, session 44, cause not found)
     generated_ms = max(0.0, (timed.get("generated_ms", 0.0) / timed["calls"]
                              - idle.get("generated_ms", 0.0) / idle["calls"]))
-    # of it in code the judge could not read while the batch ran: code hidden or moved after it ran, which no search
-    # can name, held to the margin
+    # of it in code the judge's reads while the batch ran found gone, blank or changed: code hidden, moved or rewritten
+    # around its runs, which no search can name, held to the margin
     unread_ms = (timed.get("unread_ms", 0.0) / timed["calls"] - idle.get("unread_ms", 0.0) / idle["calls"])
     # the profile's ops buy an allowance only for the framework work they really do in the timed calls: real ops run
     # in the profiled call alone, as padding, are not in the timed calls' named samples
@@ -401,8 +401,8 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
                                       f"batch {timed.get('unsampled_by_batch')}, no-work {unsampled(idle):.3g})")
     if unread_ms > rules["framework_unseen_margin_ms_cpu"]:
         flag(res, "check_failed", f"framework samples: {unread_ms:.3g} ms of CPU a call ran in code made at run time "
-                                  "that was gone or blank when the judge read it while the batch ran (code hidden or "
-                                  "moved after it ran: what it was cannot be told)")
+                                  "that the judge's reads while the batch ran found gone, blank or changed (code "
+                                  "hidden, moved or rewritten around its runs: what it was cannot be told)")
     replaced = sorted(set(timed.get("tampered", [])) | set(idle.get("tampered", [])))
     if replaced:
         flag(res, "check_failed", f"framework samples: the code of {', '.join(replaced)} in the sandbox is mapped "

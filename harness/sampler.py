@@ -25,7 +25,9 @@ from kb_data.harness.symbols import functions_at
 _SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 PERIOD_NS = 200_000  # a sample per 0.2 ms of a thread's CPU time (~1% of it spent sampling)
 RING_PAGES = 16  # 64 KiB a thread (unprivileged, 516 KiB may be locked in all): 2700 samples, 0.5 s of its CPU time
-DRAIN_S = 0.05  # the judge reads every ring this often while a batch runs: a thread fills a tenth of its ring meanwhile
+# the judge reads every ring this often while a batch runs (a thread fills a fiftieth of its ring meanwhile), and the
+# code at the places sampled since: reads at moments the submission cannot tell, several in a short batch
+DRAIN_S = 0.01
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 CODE_READS_MAX = 50000  # sampled places whose code a batch's drains read (10 s of one thread's samples)
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
@@ -73,7 +75,9 @@ class Sampler:
         self.tids: set[int] = set()
         self.samples: collections.Counter = collections.Counter()  # (pid, ip)
         self.mapped: list[tuple[int, int]] = []  # (start, end) of code mapped while the events counted
-        self.code: dict[tuple[int, int], bytes] = {}  # (pid, ip) -> the code there, read as the batch ran
+        # (pid, ip) -> the code there as read at each drain that saw it sampled (two readings at most: one that
+        # differs from the first tells code changed while the batch ran)
+        self.code: dict[tuple[int, int], tuple[bytes, ...]] = {}
         self._mem: dict[int, int] = {}  # pid -> its /proc/PID/mem, opened at its first sample
         self.lost = 0
         self._done = threading.Event()
@@ -101,6 +105,7 @@ class Sampler:
 
     def _drain(self) -> None:
         with self._lock:
+            read: set[tuple[int, int]] = set()
             for _, addr in self.events:
                 for kind, pid, ip, size in _records(addr):
                     if kind == _RECORD_LOST:
@@ -109,13 +114,18 @@ class Sampler:
                         self.mapped.append((ip, ip + size))
                     else:
                         self.samples[pid, ip] += 1
-                        if (pid, ip) not in self.code and len(self.code) < CODE_READS_MAX:
-                            self.code[pid, ip] = self._code_at(pid, ip)
+                        key = (pid, ip)
+                        if key not in read and (key in self.code or len(self.code) < CODE_READS_MAX):
+                            read.add(key)
+                            seen, now = self.code.get(key, ()), self._code_at(pid, ip)
+                            if now not in seen and len(seen) < 2:
+                                self.code[key] = seen + (now,)
 
     def _code_at(self, pid: int, ip: int) -> bytes:
         """COPY_WINDOW bytes of the process's code at ip, read now (b"" where they cannot be): while its batch runs,
-        code that is there only while it runs (mapped in, or written back, for each call and hidden after it: red team,
-        session 45) is read as it ran."""
+        at each drain that saw it sampled, at moments the submission cannot tell, so that code there only while it
+        runs (mapped in, written back or unscrambled for each call or piece and hidden after it: red team, session 45)
+        is read as it ran, or seen to change."""
         if ip >= 1 << 47:  # the kernel's
             return b""
         if pid not in self._mem:
@@ -189,9 +199,11 @@ class Sampler:
             copies = {pid: copies_in_memory(pid, {ip: n for (p, ip), n in made.items() if p == pid}, own, self.code)
                       for pid in {pid for pid, _ in made}}
             searched = (time.perf_counter() - searched) * 1e3
-            # code made at run time that no read while the batch ran found there (unmapped, or a fill, by then: a
-            # copy placed anew for each piece of the work and unmapped after it, red team, session 45, ok 0.44-0.58x)
-            unread = sum(n for key, n in made.items() if not is_code(self.code.get(key, b"")))
+            # code made at run time that the reads while the batch ran did not find there as one steady code (gone,
+            # blank or changed: a copy placed anew for each piece of the work and unmapped after it, red team,
+            # session 45, ok 0.44-0.58x; honest JIT code is written before it runs and stays)
+            unread = sum(n for key, n in made.items() if len(self.code.get(key, ())) != 1
+                         or not is_code(self.code[key][0]))
             left: collections.Counter = collections.Counter()  # samples no shift placed, by pid
             for (pid, ip), n in made.items():
                 at = _in_copy(ip, copies[pid].shifts, own)

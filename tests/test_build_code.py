@@ -90,7 +90,7 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
         # code there only while it runs (zeroed, unmapped or scrambled after each call: red team, session 45) is
         # searched as the sampler's drains read it while the batch ran
         reader = Sampler()
-        seen = {(child.pid, ip): reader._code_at(child.pid, ip) for ip in places(copy_at)}
+        seen = {(child.pid, ip): (reader._code_at(child.pid, ip),) for ip in places(copy_at)}
         reader._close()
         child.stdin.write("hide\n")
         child.stdin.flush()
