@@ -66,9 +66,10 @@ class Sampler:
     kernel's own count of each thread's CPU time scales the samples: none is lost to a full ring."""
 
     def __init__(self, code_since: float | None = None, submission_dir: str | None = None,
-                 build_files: set[tuple[int, int]] | None = None):
+                 build_files: set[tuple[int, int]] | None = None, work_dir: str | None = None):
         self.code_since = code_since  # code in a file made after this (epoch seconds) was made at run time
         self.submission_dir = submission_dir  # files there (its build) are the submission's: their names are its own
+        self.work_dir = work_dir  # that folder as the judge sees it (the sandbox's /tmp is the work dir)
         self.build_files = build_files or set()  # (st_dev, st_ino) of its seeded build's files (build.seed_work_dir)
         self.events: list[tuple[int, int]] = []  # (fd, ring address)
         self.pids: list[int] = []
@@ -145,7 +146,8 @@ class Sampler:
         try:
             own, layout = own_framework()
             budget = ReadBudget()
-            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files, budget)
+            maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files,
+                                             self.work_dir, budget)
                     for pid in self.pids}
         except BaseException:
             self._close()
@@ -337,6 +339,7 @@ Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] 
 
 def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
                         submission_dir: str | None = None, build_files: set[tuple[int, int]] = frozenset(),
+                        work_dir: str | None = None,
                         budget: ReadBudget | None = None) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
     same file as one of the judge's own framework libraries under any name; or code made at run time) and, for a
@@ -368,8 +371,7 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
                 if not jit:  # its build: a seeded file by its identity, whichever mount it was opened by (the work
                     # dir is /tmp and /var/tmp at once; a copy loaded through /var/tmp was named as an installed
                     # file's, and no copy search ran: red team, session 42)
-                    built = (st.st_dev, st.st_ino) in build_files or (
-                        bool(submission_dir) and path.startswith(os.path.join(submission_dir, "")))
+                    built = (st.st_dev, st.st_ino) in build_files or _in_work_dir(path, st, submission_dir, work_dir)
                     other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", built)
             # an installed library of the framework's name the judge has not loaded is the framework's, unnamed
             library = library or (not jit and not (other and other[1]) and bool(FRAMEWORK_CODE.search(path)))
@@ -377,6 +379,24 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
     except OSError:
         return None
     return sorted(out), present
+
+
+def _in_work_dir(path: str, st: os.stat_result, inner: str | None, host: str | None) -> bool:
+    """Whether a mapped file is in the submission's work dir: under that folder's path as the sandbox sees it (`inner`)
+    and, where the judge's own path to it is known (`host`), the same file as the judge finds at that place there. A
+    host file whose path merely starts alike is not its build: a checkout under the host's /tmp, whose torch and
+    libgomp a strong sandbox inherits mapped, had its OpenMP runtime counted as the build's unnamed code (135-159 ms a
+    call of an honest all-cores LayerNorm, sessions 44-45)."""
+    prefix = os.path.join(inner or "", "")
+    if not inner or not path.startswith(prefix):
+        return False
+    if host is None:
+        return True
+    try:
+        there = os.stat(os.path.join(host, path[len(prefix):]))
+    except (OSError, ValueError):
+        return False
+    return (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino)
 
 
 def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str) -> os.stat_result | None:

@@ -166,7 +166,8 @@ class Candidate:
 
     def sampling(self) -> Sampler | None:
         """A sampler for the next batch of timed calls, on a CPU grading where the kernel allows it."""
-        return Sampler(self.code_since, self.sb.inner_work, self.build_files) if self.sampler_error is None else None
+        return (Sampler(self.code_since, self.sb.inner_work, self.build_files, str(self.sb.work))
+                if self.sampler_error is None else None)
 
     def add_samples(self, stage: str, sampler: Sampler | None, calls: int, cgroup_ms: float | None = None) -> None:
         """The batch's samples, added to its stage's account, with the sandbox cgroup's CPU time over the batch

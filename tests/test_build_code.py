@@ -129,3 +129,36 @@ def test_the_judges_readers_of_what_a_build_holds_are_bounded():
     assert _demangled(bomb, torch._C._demangle) == bomb
     assert linked_framework_ops(b"_ZN2at6native" + b"7" * 5000) == frozenset()
     assert linked_framework_ops(b"\0_ZN2at6native21structured_mm_out_cpu\0") == frozenset({"aten::structured_mm_out_cpu"})
+
+
+def test_a_host_file_whose_path_starts_as_the_work_dirs_is_not_the_build(tmp_path):
+    """A strong sandbox sees its work dir as /tmp, and inherits the host's torch mapped from wherever it lies: from a
+    checkout under the host's /tmp, libgomp's path started with the work dir's, and its OpenMP spin was counted as the
+    build's unnamed code (an honest all-cores LayerNorm profile_mismatch, 135-159 ms a call, in fresh clones under
+    /tmp, sessions 44-45). A file is the build's where the judge finds the same file at that place of the work dir."""
+    import mmap
+    import time
+
+    from kb_data.harness.sampler import _executable_regions
+
+    inner, work = tmp_path / "inner", tmp_path / "work"
+    (inner / "lib").mkdir(parents=True)
+    work.mkdir()
+    code = inner / "lib" / "code.so"
+    code.write_bytes(os.urandom(8192))
+    with open(code, "rb") as f:
+        m = mmap.mmap(f.fileno(), 8192, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_EXEC)
+    try:
+        since = time.time() + 60  # the file is older than the submission: not code made at run time
+
+        def built(work_dir):
+            regions, _ = _executable_regions(os.getpid(), {}, since, str(inner), set(), work_dir)
+            return next(r[5][1] for r in regions if r[5] is not None and r[5][0] and str(code) in os.readlink(r[5][0]))
+
+        assert built(None)  # by its path alone (no host view of the work dir known)
+        assert not built(str(work))  # the work dir holds no such file: a host file
+        (work / "lib").mkdir()
+        os.link(code, work / "lib" / "code.so")  # the same file at that place of the work dir
+        assert built(str(work))
+    finally:
+        m.close()
