@@ -369,7 +369,7 @@ def framework_unseen(cand, busy_ms: float, rules, res, barred: list[str] = ()) -
     timed_ms, idle_ms, threads = per_call(timed), per_call(idle), cpu_threads()
     excess = timed_ms - idle_ms
     # of it in code made at run time (reported: held to the margin alone, it failed an honest all-cores LayerNorm at
-    # 135 ms a call in one fresh clone's test run, session 44, cause not found)
+    # 135 ms a call in a fresh clone under /tmp, session 44: libgomp taken for the build's, sampler._in_work_dir)
     generated_ms = max(0.0, (timed.get("generated_ms", 0.0) / timed["calls"]
                              - idle.get("generated_ms", 0.0) / idle["calls"]))
     # of it in code the judge's reads while the batch ran found gone, blank or changed: code hidden, moved or rewritten

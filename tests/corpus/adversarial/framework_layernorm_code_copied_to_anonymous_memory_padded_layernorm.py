@@ -6,7 +6,8 @@ unnamed samples as code made at run time. Red team, session 44: ok at 0.30x, 0.2
 honest/torch_layernorm_manual (25-27 ms a call of unnamed framework time under a limit of about 55 ms); the copy
 doing the affine itself, with no op to buy the allowance, was profile_mismatch. Holding code made at run time to the
 1 ms margin whatever the ops' time caught it, but failed the honest-work adversarial/all_cores_layernorm in one fresh
-clone's test run (135 ms a call of such code, cause not found) and was taken back. Caught since session 45: the code at
+clone's test run (135 ms a call of such code: libgomp taken for the build's in a checkout under /tmp, found in
+session 45) and was taken back. Caught since session 45: the code at
 sampled places in code made at run time is read from the process's memory and searched in the judge's framework
 libraries; found at one shift in two places, it is the library's code by its names (LayerNormKernelImpl: 119-152 ms
 sampled, 2 of 2).
