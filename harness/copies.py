@@ -89,7 +89,37 @@ class MemoryCopies(NamedTuple):
     drawn: tuple = ()
 
 
-def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | None = None) -> MemoryCopies:
+class CodeReader:
+    """COPY_WINDOW bytes of processes' code at addresses, through each one's /proc/PID/mem (opened at its first read):
+    b"" where an address cannot be read (unmapped, the kernel's), None where the process's memory cannot be."""
+
+    def __init__(self):
+        self._mem: dict[int, int] = {}  # pid -> its /proc/PID/mem, or -1
+
+    def read(self, pid: int, ip: int) -> bytes | None:
+        if pid not in self._mem:
+            try:
+                self._mem[pid] = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+            except OSError:
+                self._mem[pid] = -1
+        if self._mem[pid] < 0:
+            return None
+        if ip >= 1 << 47:  # the kernel's
+            return b""
+        try:
+            return os.pread(self._mem[pid], COPY_WINDOW, ip)
+        except (OSError, OverflowError):  # unmapped since, or an address past the file API's reach
+            return b""
+
+    def close(self) -> None:
+        for fd in self._mem.values():
+            if fd >= 0:
+                os.close(fd)
+        self._mem = {}
+
+
+def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | None = None,
+                     reader: CodeReader | None = None) -> MemoryCopies:
     """Where a process runs a framework library's code from a copy in its memory (the library's image copied into
     anonymous memory at import, called by address: red team, session 44, ok 0.29-0.39x against the honest 0.15x):
     the code at COPY_WINDOWS of its sampled places in code made at run time (`counts`, samples by address), drawn in
@@ -98,23 +128,23 @@ def copies_in_memory(pid: int, counts: dict[int, int], own: dict, code: dict | N
     else now, searched in the judge's framework libraries. Found at one shift in two places or more, as a build
     file's copy is (copied_from_framework), it is a copy laid out as the library; found anywhere, each place is the
     library's code there (a copy mapped anew at another address for each piece of the work has a shift of its own
-    for each: red team, session 45, ok 0.44-0.58x). Nothing read where the memory cannot be."""
+    for each: red team, session 45, ok 0.44-0.58x). Read now through `reader` (the sampler's, or one of its own);
+    nothing where the process's memory cannot be."""
     shifts: collections.Counter = collections.Counter()
     libraries, found, drawn = tuple(sorted(own.items())), [], drawn_places(counts, COPY_WINDOWS)
-    code = code or {}
+    code, own_reader = code or {}, reader is None
+    reader = CodeReader() if own_reader else reader
     try:
-        with open(f"/proc/{pid}/mem", "rb", buffering=0) as f:
-            for ip in drawn:
-                windows = list(code.get((pid, ip), ()))
-                try:
-                    windows.append(os.pread(f.fileno(), COPY_WINDOW, ip))
-                except (OSError, OverflowError):  # unmapped since, or an address past the file API's reach
-                    pass
-                places = {hit for w in windows if is_code(w) for hit in found_in(w, libraries)}
-                shifts.update({(lib, at - ip) for lib, at in places})
-                found += [(ip, lib, at) for lib, at in sorted(places)[:1]]
-    except OSError:
-        return MemoryCopies()
+        for ip in drawn:
+            now = reader.read(pid, ip)
+            if now is None:
+                return MemoryCopies()
+            places = {hit for w in (*code.get((pid, ip), ()), now) if is_code(w) for hit in found_in(w, libraries)}
+            shifts.update({(lib, at - ip) for lib, at in places})
+            found += [(ip, lib, at) for lib, at in sorted(places)[:1]]
+    finally:
+        if own_reader:
+            reader.close()
     return MemoryCopies(tuple(k for k, hits in shifts.most_common() if hits >= 2), tuple(found), tuple(drawn))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.procfs import mappings
-from kb_data.harness.copies import (COPY_WINDOW, COPY_WINDOWS, FRAMEWORK_CODE, copied_from_framework, copies_in_memory,
+from kb_data.harness.copies import (COPY_WINDOWS, FRAMEWORK_CODE, CodeReader, copied_from_framework, copies_in_memory,
                                     drawn_places, is_code, library_size, own_framework)
 from kb_data.harness.symbols import functions_at
 
@@ -77,9 +77,11 @@ class Sampler:
         self.samples: collections.Counter = collections.Counter()  # (pid, ip)
         self.mapped: list[tuple[int, int]] = []  # (start, end) of code mapped while the events counted
         # (pid, ip) -> the code there as read at each drain that saw it sampled (two readings at most: one that
-        # differs from the first tells code changed while the batch ran)
-        self.code: dict[tuple[int, int], tuple[bytes, ...]] = {}
-        self._mem: dict[int, int] = {}  # pid -> its /proc/PID/mem, opened at its first sample
+        # differs from the first tells code changed while the batch ran); read at moments the submission cannot
+        # tell, so that code there only while it runs (mapped in, written back or unscrambled for each call or piece
+        # and hidden after it: red team, session 45) is read as it ran, or seen to change
+        self.code_read: dict[tuple[int, int], tuple[bytes, ...]] = {}
+        self.reader = CodeReader()
         self.lost = 0
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -116,28 +118,11 @@ class Sampler:
                     else:
                         self.samples[pid, ip] += 1
                         key = (pid, ip)
-                        if key not in read and (key in self.code or len(self.code) < CODE_READS_MAX):
+                        if key not in read and (key in self.code_read or len(self.code_read) < CODE_READS_MAX):
                             read.add(key)
-                            seen, now = self.code.get(key, ()), self._code_at(pid, ip)
+                            seen, now = self.code_read.get(key, ()), self.reader.read(pid, ip) or b""
                             if now not in seen and len(seen) < 2:
-                                self.code[key] = seen + (now,)
-
-    def _code_at(self, pid: int, ip: int) -> bytes:
-        """COPY_WINDOW bytes of the process's code at ip, read now (b"" where they cannot be): while its batch runs,
-        at each drain that saw it sampled, at moments the submission cannot tell, so that code there only while it
-        runs (mapped in, written back or unscrambled for each call or piece and hidden after it: red team, session 45)
-        is read as it ran, or seen to change."""
-        if ip >= 1 << 47:  # the kernel's
-            return b""
-        if pid not in self._mem:
-            try:
-                self._mem[pid] = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-            except OSError:
-                self._mem[pid] = -1
-        try:
-            return os.pread(self._mem[pid], COPY_WINDOW, ip) if self._mem[pid] >= 0 else b""
-        except OSError:
-            return b""
+                                self.code_read[key] = seen + (now,)
 
     def stop(self, pids_now: list[int] | None = None) -> dict:
         # the maps are read while the events still count: code mapped over a range after this read, or before it
@@ -198,14 +183,14 @@ class Sampler:
             # code made at run time that is a framework library's, copied into the process's memory: the library's
             # code, by its names
             searched = time.perf_counter()
-            copies = {pid: copies_in_memory(pid, {ip: n for (p, ip), n in made.items() if p == pid}, own, self.code)
-                      for pid in {pid for pid, _ in made}}
+            copies = {pid: copies_in_memory(pid, {ip: n for (p, ip), n in made.items() if p == pid}, own,
+                                            self.code_read, self.reader) for pid in {pid for pid, _ in made}}
             searched = (time.perf_counter() - searched) * 1e3
             # code made at run time that the reads while the batch ran did not find there as one steady code (gone,
             # blank or changed: a copy placed anew for each piece of the work and unmapped after it, red team,
             # session 45, ok 0.44-0.58x; honest JIT code is written before it runs and stays)
-            unread = sum(n for key, n in made.items() if len(self.code.get(key, ())) != 1
-                         or not is_code(self.code[key][0]))
+            unread = sum(n for key, n in made.items() if len(self.code_read.get(key, ())) != 1
+                         or not is_code(self.code_read[key][0]))
             left: collections.Counter = collections.Counter()  # samples no shift placed, by pid
             for (pid, ip), n in made.items():
                 at = _in_copy(ip, copies[pid].shifts, own)
@@ -261,10 +246,7 @@ class Sampler:
                 _libc.munmap(addr, (RING_PAGES + 1) * _PAGE)
                 os.close(fd)
             self.events = []
-            for fd in self._mem.values():
-                if fd >= 0:
-                    os.close(fd)
-            self._mem = {}
+            self.reader.close()
 
 
 def _in_copy(ip: int, shifts: tuple, own: dict) -> tuple | None:

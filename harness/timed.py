@@ -109,7 +109,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                     cand, msg, "timing", fill, received=lambda reply: take_replies(cand, ctx, calls, reply))
                 ms = [t["ms"] for t in calls]
                 bound = _batch_bound(wall, k, statistics.fmean(ms), any(t["i"] >= warmup for t in calls), ctx, rules,
-                                     device, held, cpu_ms, thread_ms, median_ms=statistics.median(ms))
+                                     device, held, cpu_ms, thread_ms, typical_ms=_typical_claim(ms, device))
                 bounds.append(bound)
                 if (ph := gpu_phases(reply, [t["reply"] for t in calls], wall)) is not None:  # take_replies read them
                     phases.append(ph)
@@ -119,8 +119,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             # figure (timed at the floor, the slack and margin let one forged batch of a CPU grading pass as 2x faster)
             ms = [t["ms"] for t in counted]
             claimed = statistics.fmean(ms)
-            typical = min(claimed, statistics.median(ms)) if device.type == "cpu" else claimed  # as _batch_bound's
-            bound["floored"] = typical < bound["floor_ms"]
+            bound["floored"] = _typical_claim(ms, device) < bound["floor_ms"]
             cand_batches.append(max(bound["trusted_ms"] if bound["floored"] else claimed, bound.get("share_ms", 0.0)))
             ref_batches.append(statistics.fmean(t["ref_ms"] for t in counted))
             if len(counted) > 2 and counted[0] is calls[0]:  # how far a batch's first call stands from its median
@@ -363,9 +362,17 @@ def _no_grad(model, inputs):
         return model(*inputs)
 
 
+def _typical_claim(ms: list[float], device) -> float:
+    """A batch's claims as its floor holds them: their mean, or on a CPU their median where a loaded host's
+    preemption of one call lifted the mean (a short forward whose work moved out of the timed calls hid in that lift:
+    CI, session 44). The batch is still timed at its mean or at the judge's figure."""
+    mean = statistics.fmean(ms)
+    return min(mean, statistics.median(ms)) if device.type == "cpu" else mean
+
+
 def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, ctx: dict, rules, device,
                  held: bool, cpu_ms: float | None = None, thread_ms: dict | None = None,
-                 median_ms: float | None = None) -> dict:
+                 typical_ms: float | None = None) -> dict:
     """One batch of timed calls against the judge's clock: its round trip per call less what a call costs with no
     work (calibrated before the submission loaded) is the trusted figure; a mean claim under `floor_ms` is more
     than the slack x and the margin under it. On a GPU with the gate, the clock ran from the gate's opening: a batch
@@ -398,9 +405,7 @@ def _batch_bound(wall_ms: float, calls: int, claimed_ms: float, counted: bool, c
     if cpu_ms is not None and ctx.get("overhead_cpu_ms") is not None:
         trusted_cpu = cpu_ms / calls - ctx["overhead_cpu_ms"]
         trusted = min(trusted, trusted_cpu)  # a loaded host stretches the round trip, not the sandbox's CPU time
-    # held to the floor: the mean claim, or on a CPU the median where a loaded host's preemption of one call lifted
-    # the mean (a short forward whose work moved out of the timed calls hid in that lift: CI, session 44)
-    typical = claimed_ms if median_ms is None or device.type != "cpu" else min(claimed_ms, median_ms)
+    typical = claimed_ms if typical_ms is None else typical_ms  # held to the floor (_typical_claim)
     bound = {"wall_ms": wall_ms, "calls": calls, "claimed_ms": claimed_ms, "typical_claim_ms": typical,
              "counted": counted, "trusted_ms": trusted,
              "floor_ms": (trusted - margin) / slack, "slack": slack, "margin_ms": margin,

@@ -47,7 +47,6 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
     import sys
 
     from kb_data.harness import copies, symbols
-    from kb_data.harness.sampler import Sampler
 
     own = copies.own_framework()[0]
     lib, path = next((i, p) for i, p in own.items() if "libtorch_cpu" in p)
@@ -89,9 +88,9 @@ def test_framework_code_copied_into_a_processs_memory_is_found_at_its_shift(tmp_
         assert scattered.shifts == () and len(scattered.found) == 3 and len({at for _, _, at in scattered.found}) == 1
         # code there only while it runs (zeroed, unmapped or scrambled after each call: red team, session 45) is
         # searched as the sampler's drains read it while the batch ran
-        reader = Sampler()
-        seen = {(child.pid, ip): (reader._code_at(child.pid, ip),) for ip in places(copy_at)}
-        reader._close()
+        reader = copies.CodeReader()
+        seen = {(child.pid, ip): (reader.read(child.pid, ip),) for ip in places(copy_at)}
+        reader.close()
         child.stdin.write("hide\n")
         child.stdin.flush()
         assert child.stdout.readline() == "hidden\n"

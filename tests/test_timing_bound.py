@@ -228,11 +228,12 @@ def test_on_a_cpu_work_moved_onto_the_harness_copies_thread_counts_as_the_calls(
     ctx = {"overhead_ms": 3.0, "overhead_cpu_ms": 3.0, "overhead_threads": {"forward": (0.4, 0.5), "aside": (0.1, 0.2)}}
     allowed = (0.1 / k + 0.2) * CHECKS["timing_bound_slack_aside"]
 
-    def verdict(claim, forward_work, aside_per_call, median=None):
+    def verdict(claim, forward_work, aside_per_call, claims=None):
         res = {"flags": [], "flag_details": {}}
         thread_ms = {"forward": 0.4 + (0.5 + forward_work) * k, "aside": aside_per_call * k}
+        typical = None if claims is None else timed_loop._typical_claim(claims, cpu)
         bounds = [timed_loop._batch_bound(6.0 * k, k, claim, True, ctx, CHECKS, cpu, False, cpu_ms=4.0 * k,
-                                          thread_ms=thread_ms, median_ms=median) for _ in range(3)]
+                                          thread_ms=thread_ms, typical_ms=typical) for _ in range(3)]
         timed_loop._bound_claims(res, bounds, ctx, CHECKS)
         return res["flags"], bounds[0]
 
@@ -246,8 +247,9 @@ def test_on_a_cpu_work_moved_onto_the_harness_copies_thread_counts_as_the_calls(
     assert verdict(0.62, 0.02, allowed + 0.6)[0] == []  # the same work claimed in full
     # a loaded host preempted one short call for 3 ms: its mean claim is over the floor, its median is not (CI,
     # session 44: 0.59 ms a call claimed of a lookup); an honest batch's preempted call moves neither under it
-    assert verdict(0.10 + 3.0 / k, 0.02, allowed + 0.6, median=0.10)[0] == ["timer_tampered"]
-    assert verdict(0.30 + 3.0 / k, 0.30, allowed - 0.01, median=0.30)[0] == []
+    preempted = lambda claim: [claim] * (k - 1) + [claim + 3.0]  # noqa: E731 (one call of the batch preempted 3 ms)
+    assert verdict(0.10 + 3.0 / k, 0.02, allowed + 0.6, preempted(0.10))[0] == ["timer_tampered"]
+    assert verdict(0.30 + 3.0 / k, 0.30, allowed - 0.01, preempted(0.30))[0] == []
 
 
 
