@@ -149,13 +149,17 @@ def enter(setup: dict) -> None:
                            (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0),
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
-    if level == "process" or (level == "strong" and lim["cpu_grading"]):  # strong: its mounts leave /proc writable
-        restrict_writes([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
+    if level == "process":  # it mounts nothing: what the strong level's mounts and namespaces hide, Landlock does
+        readable = readable_beside(setup["hidden"] + ["/tmp", "/var/tmp"]) + setup["needed"] + [setup["inner_work"]]
+        restrict_files([setup["inner_work"], "/dev/shm"] + _devices(), readable, scoped=True)
+    elif level == "strong" and lim["cpu_grading"]:  # its mounts leave /proc writable
+        restrict_files([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
     os.environ.clear()
     os.environ.update(setup["env"])
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
-        deny_syscalls(DENIED_SYSCALLS + (TIMER_SYSCALLS + tuple(ARGUMENT_RULES) if lim["cpu_grading"] else ()))
+        deny_syscalls(DENIED_SYSCALLS + (TIMER_SYSCALLS + tuple(ARGUMENT_RULES) if lim["cpu_grading"] else ()),
+                      families=SOCKET_FAMILIES if level == "strong" else LOCAL_SOCKET_FAMILIES)
 
 
 # Landlock (Linux 5.13 on): at the process level, which mounts nothing, the file system's world-writable folders (/tmp,
@@ -163,12 +167,18 @@ def enter(setup: dict) -> None:
 # CPU grading, /proc's files (a process that made itself dumpable, or one exec'd, wrote its code through /proc/self/mem
 # for the CPU sampler to read the file's; at the strong level on a GPU the CUDA driver then failed: cudaGetDeviceCount's
 # error 304, on an H100 in session 43); /dev/shm stays in (multiprocessing's
-# semaphores and torch's shared tensors live there; its pages are charged to the sandbox's memory cap). Only the rights that
-# write are handled (reads stay the uid's): writing a file (1), removing and making entries (4-12), linking across
-# folders (13, ABI 2), truncating (14, ABI 3). The system call numbers are the unified table's.
+# semaphores and torch's shared tensors live there; its pages are charged to the sandbox's memory cap). The rights that
+# write are handled: writing a file (1), removing and making entries (4-12), linking across folders (13, ABI 2),
+# truncating (14, ABI 3). At the process level reads are handled too (reading a file, 2; listing a folder, 3), so that
+# the caller's secrets stay unread as the strong level's hidden folders keep them (a submission graded by a user, not
+# root, read ~/.cache/huggingface/token: session 46), and (ABI 6) signals and abstract unix sockets are scoped: it
+# may signal, or connect to, only processes of its own sandbox (a process of the caller's uid could stop its judge).
+# The system call numbers are the unified table's.
 LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_WRITES = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_1111_0010}
 LANDLOCK_FILE_WRITES = (1 << 1) | (1 << 14)  # the write rights that a rule on a file (not a folder) may grant
+LANDLOCK_READS, LANDLOCK_FILE_READS = (1 << 2) | (1 << 3), 1 << 2
+LANDLOCK_SCOPES = 1 | 2  # ABI 6: abstract unix sockets, signals
 
 
 def landlock_abi() -> int:
@@ -176,9 +186,11 @@ def landlock_abi() -> int:
     return libc().syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # flag 1: the version, no ruleset
 
 
-def restrict_writes(writable: list[str]) -> bool:
+def restrict_files(writable: list[str], readable: list[str] | None = None, scoped: bool = False) -> bool:
     """From here on this process and all it starts may write to the file system only beneath `writable` (folders:
-    any write there; files, a device say: their contents). False where the kernel has no Landlock."""
+    any write there; files, a device say: their contents); with `readable`, read only beneath it and `writable`; with
+    `scoped`, signal and reach abstract unix sockets of its own processes only (where the kernel can). False where the
+    kernel has no Landlock."""
     import ctypes
 
     class PathBeneath(ctypes.Structure):
@@ -189,18 +201,20 @@ def restrict_writes(writable: list[str]) -> bool:
     abi = landlock_abi()
     if abi < 1:
         return False
-    handled = LANDLOCK_WRITES[min(abi, 3)]
-    ruleset = c.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(ctypes.c_uint64(handled)), 8, 0)
+    writes, reads = LANDLOCK_WRITES[min(abi, 3)], LANDLOCK_READS if readable is not None else 0
+    attr = (ctypes.c_uint64 * 3)(writes | reads, 0, LANDLOCK_SCOPES if scoped and abi >= 6 else 0)
+    ruleset = c.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(attr), 24 if attr[2] else 8, 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        for path in writable:
+        for path, rights in [(p, writes | reads) for p in writable] + [(p, reads) for p in readable or ()]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
             try:
-                rights = handled if stat.S_ISDIR(os.fstat(fd).st_mode) else handled & LANDLOCK_FILE_WRITES
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    rights &= LANDLOCK_FILE_WRITES | LANDLOCK_FILE_READS
                 if c.syscall(LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(PathBeneath(rights, fd)), 0) != 0:
                     raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
             finally:
@@ -210,6 +224,28 @@ def restrict_writes(writable: list[str]) -> bool:
     finally:
         os.close(ruleset)
     return True
+
+
+def readable_beside(hidden: list[str]) -> list[str]:
+    """The fewest folders and files that hold everything of the file system but what lies beneath `hidden` (each
+    taken where it really is): the siblings of every folder on the way down to a hidden one."""
+    hidden_real = {os.path.realpath(h) for h in hidden}
+    out, todo = [], ["/"]
+    while todo:
+        folder = todo.pop()
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in hidden_real:
+                continue
+            if os.path.isdir(path) and not os.path.islink(path) and any(h.startswith(path + "/") for h in hidden_real):
+                todo.append(path)
+            else:
+                out.append(path)
+    return out
 
 
 def _devices() -> list[str]:
@@ -279,15 +315,19 @@ SYSCALLS = {
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no
 # process maps: unread NETLINK_USERSOCK messages held 5.8 GiB under a 3 GiB limit (red team, session 39).
 SOCKET_FAMILIES = (1, 2, 10)
+# ... and unix alone at the process level, which has no network namespace: a submission graded there reached the host's
+# loopback and the internet (session 46)
+LOCAL_SOCKET_FAMILIES = (1,)
 SOCKET_CALLS = {"x86_64": (41, 53), "aarch64": (198, 199)}  # socket, socketpair: the family is their first argument
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 X32_SYSCALL_BIT = 0x40000000
 
 
-def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS) -> list[tuple[int, int, int, int]]:
+def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS,
+                    families: tuple = SOCKET_FAMILIES) -> list[tuple[int, int, int, int]]:
     """The classic-BPF filter (code, jt, jf, k): another ABI than this machine's is killed (i386 calls on x86_64),
-    x32 calls and the `denied` ones get EPERM, a socket of a family not in SOCKET_FAMILIES gets EAFNOSUPPORT,
+    x32 calls and the `denied` ones get EPERM, a socket of a family not in `families` gets EAFNOSUPPORT,
     everything else runs."""
     import errno
 
@@ -307,17 +347,17 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS) -> list[tuple
         test = (jset if how == "any" else jeq, 0, 1, k)
         prog += [(ld, 0, 0, 0), (jeq, 0, 4, numbers[call]), (ld, 0, 0, 16 + 8 * arg), test, (ret, 0, 0, eperm),
                  (ret, 0, 0, SECCOMP_RET_ALLOW)]
-    n = len(SOCKET_FAMILIES)
+    n = len(families)
     for call in SOCKET_CALLS[machine]:  # the call's number (offset 0), then its family (args[0]'s low word, offset 16)
         prog += [(ld, 0, 0, 0), (jeq, 0, n + 3, call), (ld, 0, 0, 16)]
-        prog += [(jeq, n - k, 0, family) for k, family in enumerate(SOCKET_FAMILIES)]
+        prog += [(jeq, n - k, 0, family) for k, family in enumerate(families)]
         prog += [(ret, 0, 0, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT), (ret, 0, 0, SECCOMP_RET_ALLOW)]
     return prog + [(ret, 0, 0, SECCOMP_RET_ALLOW)]
 
 
-def deny_syscalls(denied: tuple = DENIED_SYSCALLS) -> None:
+def deny_syscalls(denied: tuple = DENIED_SYSCALLS, families: tuple = SOCKET_FAMILIES) -> None:
     """Install seccomp_program for this machine in this process (inherited by all it starts; it cannot be removed),
-    refusing `denied`. Needs no_new_privs (set before) or CAP_SYS_ADMIN."""
+    refusing `denied` and sockets of families not in `families`. Needs no_new_privs (set before) or CAP_SYS_ADMIN."""
     import ctypes
     import platform
 
@@ -327,7 +367,7 @@ def deny_syscalls(denied: tuple = DENIED_SYSCALLS) -> None:
     class Program(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
 
-    prog = seccomp_program(platform.machine(), denied)
+    prog = seccomp_program(platform.machine(), denied, families)
     filters = (Filter * len(prog))(*[Filter(*f) for f in prog])
     fprog = Program(len(prog), filters)
     if libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:

@@ -141,10 +141,12 @@ def _scrubbed_env(work: str, device: str) -> dict:
 
 def _needed_paths() -> list[str]:
     """What the sandboxed interpreter must still read when home directories are hidden: its prefixes, its
-    import path and this package."""
+    import path, this package, and the toolkit and libraries the environment it keeps points at."""
     here = Path(__file__).resolve().parents[1]
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(here), str(Path(sys.executable).resolve().parent)}
     paths |= {p for p in sys.path if p and os.path.isdir(p)}
+    paths |= {p for k in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH") for p in os.environ.get(k, "").split(":")
+              if p and os.path.isdir(p)}
     return sorted(os.path.realpath(p) for p in paths)
 
 

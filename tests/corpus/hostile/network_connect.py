@@ -12,7 +12,9 @@ import torch.nn as nn
 
 def _call_home():
     try:
-        with socket.create_connection(("127.0.0.1", 47811), timeout=1) as s:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # a numeric address: no resolver, no idna codec
+            s.settimeout(1)
+            s.connect(("127.0.0.1", 47811))
             s.sendall(b"kb-hostile\n")
     except OSError:
         pass
