@@ -9,6 +9,7 @@ held the GPU. The cache is written by the trusted worker only, under the key of 
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -23,7 +24,7 @@ from pathlib import Path
 from kb_data.harness import channel
 from kb_data.harness.sandbox import Limits, Sandbox
 from kb_data.harness.worker import cuda_device, run_isolated
-from kb_data.io import file_lock, lock_dir, write_bytes_atomic
+from kb_data.io import file_lock, lock_dir, open_lock_file, private_dir, write_bytes_atomic
 
 BUILD_MARKERS = ("load_inline", "cpp_extension")
 EXTENSIONS = "torch_extensions"
@@ -68,6 +69,48 @@ def cached(key: str, root: str | Path | None = None) -> Path | None:
     return path
 
 
+class ExtensionsAlias:
+    """Where the sandbox has no mounts of its own (below the strong level), the build's sandbox and the grading's see
+    their work dirs at different paths, and torch's ninja file names each source by its absolute path: the grading
+    built every extension again (a minute, in the GPU's lock on a GPU), and on a CPU its code counted as made at run
+    time (an honest C++ GEMM rejected `calls_reference_ops` at the process level, session 46). Both sandboxes of a
+    build key find their torch_extensions at one path: a link to it, in a folder the sandbox may pass through and not
+    change, held by one sandbox at a time; one that finds it held gets None (its own path, and a build again)."""
+
+    def __init__(self, link: Path, lock):
+        self.link, self._lock = link, lock
+        self.env = {"TORCH_EXTENSIONS_DIR": str(link)}
+
+    @classmethod
+    def take(cls, key: str, level: str) -> "ExtensionsAlias | None":
+        if level == "strong":  # its work dir is /tmp in every sandbox
+            return None
+        folder = private_dir("extensions", mode=0o711)
+        lock = open_lock_file(folder / f"{key}.lock")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            return None
+        return cls(folder / key, lock)
+
+    def point_to(self, sb: Sandbox) -> None:
+        """The link to `sb`'s torch_extensions (made, of the sandbox's uid, if the seed has not made it)."""
+        target = sb.work / EXTENSIONS
+        if not target.exists():
+            target.mkdir()
+            if sb.uid is not None:
+                os.chown(target, sb.uid, sb.uid)
+        fresh = self.link.with_name(f"{self.link.name}.{os.getpid()}")
+        fresh.unlink(missing_ok=True)
+        fresh.symlink_to(target)
+        os.replace(fresh, self.link)
+
+    def release(self) -> None:
+        self.link.unlink(missing_ok=True)
+        self._lock.close()
+
+
 def _serve_build(sock: socket.socket) -> None:
     """In the build sandbox: import the submission once (its extension calls build), say how it went."""
     msg = channel.recv(sock)
@@ -92,9 +135,12 @@ def run_build(job: dict) -> dict:
     t0 = time.monotonic()
     limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30))
     env = {"TORCH_CUDA_ARCH_LIST": job.get("arch"), "MAX_JOBS": job.get("max_jobs") and str(job["max_jobs"])}
-    sb = Sandbox(job.get("sandbox_level") or "process", limits, "cpu", lock_dir(),
-                 extra_env={k: v for k, v in env.items() if v})
+    level = job.get("sandbox_level") or "process"
+    alias = ExtensionsAlias.take(job["key"], level)
+    sb = Sandbox(level, limits, "cpu", lock_dir(), extra_env={k: v for k, v in env.items() if v} | (alias.env if alias else {}))
     try:
+        if alias:
+            alias.point_to(sb)
         sb.start(_serve_build)
         channel.send(sb.sock, {"code": job["code"]})
         try:
@@ -110,14 +156,17 @@ def run_build(job: dict) -> dict:
         if reply.get("ok") is not True and reply.get("build_failed") is True:  # the compiler's verdict: kept
             return {"status": "compile_error", "error": "build: " + str(reply.get("error"))[:6000],
                     "build_s": time.monotonic() - t0, "compiler_failed": True}
-        if built.is_dir():
+        made = built.is_dir() and any(built.iterdir())  # the alias's folder is there from the start
+        if made:
             try:
                 _store(built, job["key"], Path(job["cache_root"]))
             except BuildTooLarge as e:
                 return {"status": "compile_error", "error": f"build: {e}", "build_s": time.monotonic() - t0}
-        return {"status": "built" if built.is_dir() else "nothing_built", "build_s": time.monotonic() - t0}
+        return {"status": "built" if made else "nothing_built", "build_s": time.monotonic() - t0}
     finally:
         sb.close()
+        if alias:
+            alias.release()
 
 
 def ensure_built(job: dict, timeout_s: float) -> dict:

@@ -82,6 +82,7 @@ class Sampler:
         # and hidden after it: red team, session 45) is read as it ran, or seen to change
         self.code_read: dict[tuple[int, int], tuple[bytes, ...]] = {}
         self.reader = CodeReader()
+        self._held: list[int] = []  # descriptors of mapped files whose symbols and code are read at the stop
         self.lost = 0
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -132,7 +133,7 @@ class Sampler:
             own, layout = own_framework()
             budget = ReadBudget()
             maps = {pid: _executable_regions(pid, own, self.code_since, self.submission_dir, self.build_files,
-                                             self.work_dir, budget)
+                                             self.work_dir, budget, self._held)
                     for pid in self.pids}
         except BaseException:
             self._close()
@@ -247,6 +248,9 @@ class Sampler:
                 os.close(fd)
             self.events = []
             self.reader.close()
+            for fd in self._held:
+                os.close(fd)
+            self._held = []
 
 
 def _in_copy(ip: int, shifts: tuple, own: dict) -> tuple | None:
@@ -321,8 +325,8 @@ Region = tuple[int, int, bool, "tuple[str, int] | None", int, "tuple[str, bool] 
 
 def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float | None = None,
                         submission_dir: str | None = None, build_files: set[tuple[int, int]] = frozenset(),
-                        work_dir: str | None = None,
-                        budget: ReadBudget | None = None) -> tuple[list[Region], set] | None:
+                        work_dir: str | None = None, budget: ReadBudget | None = None,
+                        held: list[int] | None = None) -> tuple[list[Region], set] | None:
     """The process's executable mappings by start, each with whether it is the framework's (by file name, or the
     same file as one of the judge's own framework libraries under any name; or code made at run time) and, for a
     framework library's file or a file installed before the submission started (its symbols are the library's, not
@@ -348,13 +352,13 @@ def _executable_regions(pid: int, own: dict[tuple[str, int], str], since: float 
             # any other file, a framework-named one too: a copy of libtorch_cpu written to the sandbox's temp dir under
             # its own name was unnamed framework code, which the allowance covered, never searched for a copy
             if not (jit or library) and since is not None and path.startswith("/") and ident[1]:  # a file, not [vdso]
-                st = _mapped_file(pid, lo, hi, ident[1], path)
+                st, source = _mapped_file(pid, lo, hi, ident[1], path, held)
                 jit = _made_at_run_time(st, since)
                 if not jit:  # its build: a seeded file by its identity, whichever mount it was opened by (the work
                     # dir is /tmp and /var/tmp at once; a copy loaded through /var/tmp was named as an installed
                     # file's, and no copy search ran: red team, session 42)
                     built = (st.st_dev, st.st_ino) in build_files or _in_work_dir(path, st, submission_dir, work_dir)
-                    other = (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", built)
+                    other = (source, built)
             # an installed library of the framework's name the judge has not loaded is the framework's, unnamed
             library = library or (not jit and not (other and other[1]) and bool(FRAMEWORK_CODE.search(path)))
             out.append((lo, hi, jit or library, ident if library or other else None, offset, other))
@@ -381,16 +385,29 @@ def _in_work_dir(path: str, st: os.stat_result, inner: str | None, host: str | N
     return (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino)
 
 
-def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str) -> os.stat_result | None:
-    """The status of the file a mapping maps, as the judge sees it; None if it cannot be found."""
-    for where in (f"/proc/{pid}/map_files/{lo:x}-{hi:x}", path):
-        try:
-            st = os.stat(where)
-        except OSError:
-            continue
-        if st.st_ino == inode:  # the path seen from the judge may name another file (another mount namespace)
-            return st
-    return None
+def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str,
+                 held: list[int] | None = None) -> tuple[os.stat_result | None, str | None]:
+    """The status of the file a mapping maps, as the judge sees it, and a path that names that file for as long as
+    the sampler lives: the mapping's own link where the judge may open it (root), else a descriptor of the file
+    found at `path` (kept in `held`: a path read later may by then name a file the submission put there). (None,
+    None) if it cannot be found."""
+    link = f"/proc/{pid}/map_files/{lo:x}-{hi:x}"
+    try:
+        st = os.stat(link)
+        if st.st_ino == inode:
+            return st, link
+    except OSError:  # only root may open another process's map_files
+        pass
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None, None
+    st = os.fstat(fd)
+    if st.st_ino != inode or held is None:  # the path seen from the judge may name another file (another mount namespace)
+        os.close(fd)
+        return (st, None) if st.st_ino == inode else (None, None)
+    held.append(fd)
+    return st, f"/proc/self/fd/{fd}"
 
 
 def _made_at_run_time(st: os.stat_result | None, since: float) -> bool:

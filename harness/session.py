@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from kb_data.harness import candidate, channel, timing
-from kb_data.harness.build import seed_work_dir
+from kb_data.harness.build import ExtensionsAlias, seed_work_dir
 from kb_data.harness.channel import ChannelError
 from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
 from kb_data.harness.flush_watch import FlushWatch, foreign_pages
@@ -60,12 +60,16 @@ class Candidate:
         level = job.get("sandbox_level") or "process"
         limits = Limits(memory_bytes=int(job.get("memory_limit_bytes") or 8 << 30),
                         cpu_grading=self.device.type == "cpu")  # a CPU reference is timed beside its timers
+        self.alias = ExtensionsAlias.take(job["build_key"], level) if job.get("build_key") else None
         self.sb = Sandbox(level, limits, job["device"], lock_dir(),
-                          extra_env={"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else None)
+                          extra_env=({"TORCH_CUDA_ARCH_LIST": job["arch"]} if job.get("arch") else {})
+                          | (self.alias.env if self.alias else {}))
         self.build_files = None  # (st_dev, st_ino) of the seeded build's loadable files
         if job.get("build_key"):  # extensions built before the GPU lock (harness/build.py)
             self.build_files = seed_work_dir(self.sb.work, job["build_key"], self.sb.uid, job["build_cache_root"])
             res["flag_details"]["build_cache"] = "miss" if self.build_files is None else "hit"
+        if self.alias:
+            self.alias.point_to(self.sb)
         self.code_since = time.time()  # files made after this, a build seeded above aside, are made at run time
         self.sb.start(candidate.serve, Spawner.of(candidate.serve))  # made as the worker started (grade.run_judge)
         self.arena = channel.SlotArena(self.device)
@@ -414,6 +418,8 @@ class Candidate:
         finally:
             self.sb.close()
             self.arena.close()
+            if self.alias:
+                self.alias.release()
 
 
 def cpu_threads() -> int:

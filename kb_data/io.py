@@ -147,18 +147,22 @@ def lock_dir() -> Path:
     return d
 
 
-def private_dir(name: str) -> Path:
-    """<tmp>/kb_data-NAME-UID: a folder only this uid can enter, the same one on every call (a cache that persists).
-    One that exists and is not a real folder of this uid with mode 0700 (someone else made it first: anyone may
-    create names in /tmp) is never used: a fresh private folder is made instead."""
+def private_dir(name: str, mode: int = 0o700) -> Path:
+    """<tmp>/kb_data-NAME-UID: a folder only this uid can change (0700: or enter; 0711: others may pass through it to
+    a name they know), the same one on every call (a cache that persists). One that exists and is not a real folder
+    of this uid with that mode (someone else made it first: anyone may create names in /tmp) is never used: a fresh
+    private folder is made instead."""
     d = Path(tempfile.gettempdir()) / f"kb_data-{name}-{os.geteuid()}"
     try:
         d.mkdir(mode=0o700)
+        os.chmod(d, mode)
     except FileExistsError:
         pass
     st = os.lstat(d)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700:
-        return Path(tempfile.mkdtemp(prefix=f"kb_data-{name}-"))
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != mode:
+        fresh = Path(tempfile.mkdtemp(prefix=f"kb_data-{name}-"))
+        os.chmod(fresh, mode)
+        return fresh
     return d
 
 

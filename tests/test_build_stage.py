@@ -208,3 +208,56 @@ def test_a_seeded_builds_loadable_files_are_the_judges_read_only_and_known_by_id
         assert next(r for r in unknown if r[0] == so[0])[5][1] is False  # not known by identity: an installed file
     finally:
         sb.close()
+
+
+RECORDS_ITS_EXTENSIONS_DIR = '''# load_inline (the word alone sends this source through the build stage)
+import os
+import torch.nn as nn
+where = os.environ["TORCH_EXTENSIONS_DIR"]
+os.makedirs(os.path.join(where, "ext"), exist_ok=True)
+open(os.path.join(where, "ext", "built_at"), "w").write(where)
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+'''
+
+
+def _report_the_build_it_finds(sock) -> None:
+    from kb_data.harness import channel
+
+    where = os.environ["TORCH_EXTENSIONS_DIR"]
+    channel.send(sock, {"where": where, "built_at": open(os.path.join(where, "ext", "built_at")).read()})
+    time.sleep(60)
+
+
+def test_below_the_strong_level_a_build_and_its_grading_find_their_extensions_at_one_path(tmp_path):
+    """torch's ninja file names each source by its absolute path, and a process sandbox sees its work dir where it
+    lies on the host: a grading's work dir is not its build's, so it built every extension again (in the GPU's lock)
+    and its code counted as made at run time (an honest C++ GEMM rejected, session 46). The build and each grading
+    of a key find their extensions through one link, held by one sandbox at a time."""
+    from kb_data.harness import build, channel
+    from kb_data.io import lock_dir
+
+    key, cache = "a" * 32, tmp_path / "cache"
+    res = build.run_build({"code": RECORDS_ITS_EXTENSIONS_DIR, "key": key, "cache_root": str(cache),
+                           "sandbox_level": "process", "timeout_s": 120})
+    assert res["status"] == "built", res
+    built_at = (build.cached(key, cache) / "ext" / "built_at").read_text()
+    alias = build.ExtensionsAlias.take(key, "process")
+    assert alias is not None and build.ExtensionsAlias.take(key, "process") is None  # one sandbox at a time
+    try:
+        sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir(), extra_env=alias.env)
+        try:
+            build.seed_work_dir(sb.work, key, sb.uid, cache)
+            alias.point_to(sb)
+            sb.start(_report_the_build_it_finds)
+            got = channel.recv(sb.sock, timeout_s=60)
+        finally:
+            sb.close()
+    finally:
+        alias.release()
+    assert got == {"where": built_at, "built_at": built_at}, got
+    assert not os.path.lexists(built_at)  # the link goes with its sandbox
+    again = build.ExtensionsAlias.take(key, "process")
+    assert again is not None and build.ExtensionsAlias.take(key, "strong") is None  # the strong level's is /tmp
+    again.release()
