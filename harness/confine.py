@@ -7,6 +7,7 @@ import stat
 import resource  # imported before the drop to the sandbox's uid, which may not read the interpreter's own folders
 import signal
 import sys
+import tempfile
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 UID_BASE, UID_SLOTS = 2_000_000, 4096  # sandbox uids (harness/sandbox.py leases them): far above any real account's
@@ -156,9 +157,11 @@ def enter(setup: dict) -> None:
         restrict_files([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
     os.environ.clear()
     os.environ.update(setup["env"])
+    tempfile.tempdir = None  # the judge's, cached before the fork: its temp files go to TMPDIR, its work dir
     os.chdir(setup["inner_work"])
     if level != "none":  # last: the mounts above are system calls it refuses
-        deny_syscalls(DENIED_SYSCALLS + (TIMER_SYSCALLS + tuple(ARGUMENT_RULES) if lim["cpu_grading"] else ()),
+        deny_syscalls(DENIED_SYSCALLS + (TIMER_SYSCALLS + tuple(ARGUMENT_RULES) if lim["cpu_grading"] else ())
+                      + (() if level == "strong" else PATH_SOCKET_SYSCALLS),
                       families=SOCKET_FAMILIES if level == "strong" else LOCAL_SOCKET_FAMILIES)
 
 
@@ -275,6 +278,12 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
 # has nothing that fires. Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
 TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl",
                   "io_setup", "io_submit")
+# Refused too at the process level, whose file system is the host's: connecting to a unix socket by its path. Landlock
+# does not hold a connect, and the uid's own sockets were reachable, the harness's own multiprocessing forkserver among
+# them: a submission graded by a user who is not root found its listener in /proc/net/unix and had it unpickle an
+# object outside the sandbox (session 46); an ssh agent or a docker socket would be as near. Its own processes talk
+# through socketpairs and pipes, which need no connect.
+PATH_SOCKET_SYSCALLS = ("connect",)
 # and, by pseudo-names, calls refused only for some arguments (ARGUMENT_RULES), where the CPU sampler reads the code
 # the samples fall in from its file: a mapping moved over a chosen address (mremap's MREMAP_FIXED or
 # MREMAP_DONTUNMAP), which, unlike a new mapping, leaves no record in the sampler (code moved away after it ran and a
@@ -302,14 +311,14 @@ SYSCALLS = {
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
         "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
-        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, **_GENERIC}),
+        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, "connect": 42, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
-        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, **_GENERIC}),
+        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, "connect": 203, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no

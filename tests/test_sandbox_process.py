@@ -602,9 +602,10 @@ def test_files_a_process_sandbox_leaves_in_dev_shm_go_with_it():
         mine.unlink()
 
 
-def _reach_out_then_report(secrets: list[str]):
+def _reach_out_then_report(secrets: list[str], listener: str):
     """A sandboxed process that tries what a submission graded by a user (not root) could reach as that user: files
-    of the user's outside its work dir, the network, and the judge that started it (its parent, of the same uid)."""
+    of the user's outside its work dir, the network, the judge that started it (its parent, of the same uid) and a
+    unix socket of the user's listening at a path (as the harness's multiprocessing forkserver does)."""
     def serve(sock) -> None:
         import errno
         import socket
@@ -624,6 +625,8 @@ def _reach_out_then_report(secrets: list[str]):
         got["ipv4"] = attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
         got["ipv6"] = attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
         got["unix"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].close())
+        got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX).connect(listener))
+        got["temp dir is its work dir"] = tempfile.gettempdir() == os.getcwd()  # not the judge's, cached before the fork
         got["judge environ"] = attempt(lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
         got["judge signal"] = attempt(lambda: os.kill(os.getppid(), 0))
         got["own child signal"] = attempt(lambda: _signal_own_child())
@@ -649,8 +652,10 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     Landlock must keep it to its work dir and the interpreter's and this package's folders for reading (the strong
     level's hidden folders, /home, /root and the host's /tmp, hidden here too), the seccomp filter must refuse
     sockets but unix ones, and it must not signal or read the judge, a process of its uid (where the kernel can
-    scope signals: Landlock ABI 6)."""
+    scope signals: Landlock ABI 6), nor connect to a unix socket by its path (the harness's own forkserver
+    unpickled a submission's object so, outside the sandbox, session 46)."""
     import json
+    import socket
 
     from kb_data.harness import channel, confine
 
@@ -676,9 +681,12 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 tempfile.tempdir = str(base)
+                listener = socket.socket(socket.AF_UNIX)
+                listener.bind(str(base / "listener"))
+                listener.listen(1)
                 sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
                 try:
-                    sb.start(_reach_out_then_report([str(p) for p in secrets]))
+                    sb.start(_reach_out_then_report([str(p) for p in secrets], str(base / "listener")))
                     got = channel.recv(sb.sock, timeout_s=60)
                 finally:
                     sb.close()
@@ -695,6 +703,6 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     got = json.loads(raw or b"{}")
     assert {got.get(str(p)) for p in secrets} == {"EACCES"}, got
     assert got["package"] == got["work dir"] == got["unix"] == got["own child signal"] == "done", got
-    assert got["ipv4"] == got["ipv6"] == "EAFNOSUPPORT", got
-    assert got["judge environ"] == "EACCES", got
+    assert got["ipv4"] == got["ipv6"] == "EAFNOSUPPORT" and got["user's listener"] == "EPERM", got
+    assert got["judge environ"] == "EACCES" and got["temp dir is its work dir"], got
     assert got["judge signal"] == ("EPERM" if confine.landlock_abi() >= 6 else "done"), got
