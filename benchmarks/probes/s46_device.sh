@@ -14,7 +14,8 @@ rm -rf /srv/kb && cp -r . /srv/kb && chmod -R a+rX /srv/kb
 python -m pip install -q --no-build-isolation --no-deps -e /srv/kb >/dev/null 2>&1
 C=/srv/kb/tests/corpus
 timeout 200 python - /srv/kb/benchmarks/probes/s46_grade_as.py cuda:0 process $C/honest/triton_gelu.py \
-    $C/honest/triton_gemm.py /srv/kb/benchmarks/probes/s46_reach_out_gelu.py $C/honest/cuda_layernorm.py > "$OUT/nonroot.jsonl" 2>&1 <<'PY'
+    $C/honest/triton_gemm.py /srv/kb/benchmarks/probes/s46_reach_out_gelu.py \
+    $C/hostile/forkserver_unpickles_its_object_gelu.py $C/honest/cuda_layernorm.py > "$OUT/nonroot.jsonl" 2>&1 <<'PY'
 import os, pwd, sys
 u = pwd.getpwnam("kbuser")
 os.setgroups([]); os.setgid(u.pw_gid); os.setuid(u.pw_uid)
