@@ -161,3 +161,26 @@ def test_a_host_file_whose_path_starts_as_the_work_dirs_is_not_the_build(tmp_pat
         assert built(str(work))
     finally:
         m.close()
+
+
+def test_a_mapped_file_the_judge_cannot_reach_by_its_mapping_is_held_by_a_descriptor_of_the_same_file(tmp_path):
+    """Only root may open another process's /proc/PID/map_files: a judge of a user who is not root read no symbols of
+    a seeded build, so all of an honest C++ GEMM's code was unnamed (rejected, session 46). The file is then opened
+    at its path, taken only if it is the mapped file, and kept open: the submission may put another file at that
+    path before its symbols are read."""
+    from kb_data.harness.sampler import _mapped_file
+
+    path = tmp_path / "lib.so"
+    path.write_bytes(b"the build's")
+    inode = os.stat(path).st_ino
+    held: list[int] = []
+    st, source = _mapped_file(os.getpid(), 0, 0x1000, inode, str(path), held)  # no mapping there: no link
+    try:
+        assert st.st_ino == inode and source == f"/proc/self/fd/{held[0]}"
+        (tmp_path / "decoy").write_bytes(b"a decoy")
+        os.replace(tmp_path / "decoy", path)
+        assert open(source, "rb").read() == b"the build's"
+        assert _mapped_file(os.getpid(), 0, 0x1000, inode, str(path), held) == (None, None)  # another file now
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -1,0 +1,188 @@
+"""The process level, which a user who is not root gets: no namespaces and, for such a user, the harness's own uid.
+Landlock holds its writes and reads and scopes its signals, the seccomp filter its sockets and connects; here, as
+root, the sandbox runs as a user's uid (the harness's, dropped to in a fork) where a test says so."""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from kb_data.harness import sandbox
+from kb_data.io import remove_tree
+from tests.corpus import SMALL_PROBLEMS
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sandbox's own uid, or a user's to drop to")
+HOSTILE = Path(__file__).parent / "corpus" / "hostile"
+
+
+def _sleep_forever(sock) -> None:
+    while True:
+        time.sleep(60)
+
+
+def _grade(entry: str, level: str):
+    from kb_data.harness.grade import Options, grade
+    from kb_data.problems import ProblemSet
+
+    problem = ProblemSet(SMALL_PROBLEMS).load("v3/level1/26_GELU_")
+    opt = Options(device="cpu", trials=3, warmup=1, timeout_s=300, sandbox=level)
+    return grade(problem, (HOSTILE / f"{entry}.py").read_text(), name=f"{entry}.py", options=opt)[0]
+
+
+def _write_everywhere_then_report(sock) -> None:
+    from kb_data.harness import channel
+
+    got = {}
+    for path in ("/tmp", "/var/tmp", "/dev/shm", os.getcwd()):
+        target = os.path.join(path, f"kb-landlock-{os.getpid()}")
+        try:
+            with open(target, "w") as f:
+                f.write("x")
+            got[path] = "written"
+            os.unlink(target)
+        except OSError as e:
+            got[path] = type(e).__name__
+    with open("/dev/null", "w") as f:
+        got["/dev/null"] = f.write("x")
+    channel.send(sock, got)
+    _sleep_forever(sock)
+
+
+def test_a_process_sandbox_writes_only_in_its_work_dir():
+    """The process level mounts nothing: Landlock keeps the host's world-writable folders (and whatever the caller's
+    uid may write) out of its reach, its work dir, /dev/shm (semaphores, shared tensors) and the devices in."""
+    from kb_data.harness import channel, confine
+    from kb_data.io import lock_dir
+
+    if confine.landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+    try:
+        sb.start(_write_everywhere_then_report)
+        got = channel.recv(sb.sock, timeout_s=60)
+    finally:
+        sb.close()
+    work = next(k for k in got if k not in ("/tmp", "/var/tmp", "/dev/shm", "/dev/null"))
+    assert got == {"/tmp": "PermissionError", "/var/tmp": "PermissionError", "/dev/shm": "written",
+                   work: "written", "/dev/null": 1}, got
+
+
+@pytest.mark.parametrize("level", ["strong", "process"])
+def test_no_harness_process_unpickles_what_a_submission_sends_to_a_unix_socket_it_finds(level):
+    """hostile/forkserver_unpickles_its_object_gelu asks every multiprocessing forkserver listening on the host for a
+    process that unpickles its object first. As root the listener lies in a folder the sandbox's uid cannot enter;
+    as a user who is not root only the process level's refused connect holds (tests/test_sandbox_process.py)."""
+    marker = Path("/tmp/kb_hostile_forkserver_escaped")
+    marker.unlink(missing_ok=True)
+    rec = _grade("forkserver_unpickles_its_object_gelu", level)
+    time.sleep(0.5)  # a fork it got would have run by now
+    assert rec.status == "ok" and rec.sandbox == level and not marker.exists(), (rec.status, rec.error)
+
+
+def _reach_out_then_report(secrets: list[str], listener: str):
+    """A sandboxed process that tries what a submission graded by a user (not root) could reach as that user: files
+    of the user's outside its work dir, the network, the judge that started it (its parent, of the same uid) and a
+    unix socket of the user's listening at a path (as the harness's multiprocessing forkserver does)."""
+    def serve(sock) -> None:
+        import errno
+        import socket
+
+        from kb_data.harness import channel
+
+        def attempt(action) -> str:
+            try:
+                action()
+                return "done"
+            except OSError as e:
+                return errno.errorcode.get(e.errno, str(e.errno))
+
+        got = {path: attempt(lambda p=path: open(p).read()) for path in secrets}
+        got["package"] = attempt(lambda: open(sandbox.__file__).read())
+        got["work dir"] = attempt(lambda: (Path("mine").write_text("x"), Path("mine").read_text()))
+        got["ipv4"] = attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
+        got["ipv6"] = attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
+        got["unix"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].close())
+        got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX).connect(listener))
+        got["temp dir is its work dir"] = tempfile.gettempdir() == os.getcwd()  # not the judge's, cached before the fork
+        got["judge environ"] = attempt(lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
+        got["judge signal"] = attempt(lambda: os.kill(os.getppid(), 0))
+        got["own child signal"] = attempt(lambda: _signal_own_child())
+        channel.send(sock, got)
+        _sleep_forever(sock)
+    return serve
+
+
+def _signal_own_child() -> None:
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    try:
+        os.kill(pid, 9)
+    finally:
+        os.waitpid(pid, 0)
+
+
+def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_network_no_judge(tmp_path):
+    """The process level is what a user who is not root gets: the sandbox runs as that user, with no namespace of
+    its own. A submission graded so read ~/.cache/huggingface/token and reached the host's loopback (session 46).
+    Landlock must keep it to its work dir and the interpreter's and this package's folders for reading (the strong
+    level's hidden folders, /home, /root and the host's /tmp, hidden here too), the seccomp filter must refuse
+    sockets but unix ones, and it must not signal or read the judge, a process of its uid (where the kernel can
+    scope signals: Landlock ABI 6), nor connect to a unix socket by its path (the harness's own forkserver
+    unpickled a submission's object so, outside the sandbox, session 46)."""
+    import json
+    import socket
+
+    from kb_data.harness import channel, confine
+
+    if confine.landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    uid = 61_046  # a user's, not a sandbox's (confine.UID_BASE on)
+    base = Path(tempfile.mkdtemp(prefix="kb-user-"))  # under the host's /tmp
+    home = Path("/home") / f"kb-user-{os.getpid()}"
+    secrets = [base / "secret", home / ".cache" / "token"]
+    home.mkdir(parents=True)
+    try:
+        for path in secrets:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("hf_not_a_real_token")
+        for path in [base, home, *home.rglob("*"), *base.rglob("*")]:
+            os.chown(path, uid, uid)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the user's harness: a judge of uid `uid` that makes a process sandbox
+            try:
+                os.close(read)
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                tempfile.tempdir = str(base)
+                listener = socket.socket(socket.AF_UNIX)
+                listener.bind(str(base / "listener"))
+                listener.listen(1)
+                sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
+                try:
+                    sb.start(_reach_out_then_report([str(p) for p in secrets], str(base / "listener")))
+                    got = channel.recv(sb.sock, timeout_s=60)
+                finally:
+                    sb.close()
+                os.write(write, json.dumps(got).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as f:
+            raw = f.read()
+        os.waitpid(pid, 0)
+    finally:
+        remove_tree(home)
+        remove_tree(base)
+    got = json.loads(raw or b"{}")
+    assert {got.get(str(p)) for p in secrets} == {"EACCES"}, got
+    assert got["package"] == got["work dir"] == got["unix"] == got["own child signal"] == "done", got
+    assert got["ipv4"] == got["ipv6"] == "EAFNOSUPPORT" and got["user's listener"] == "EPERM", got
+    assert got["judge environ"] == "EACCES" and got["temp dir is its work dir"], got
+    assert got["judge signal"] == ("EPERM" if confine.landlock_abi() >= 6 else "done"), got
