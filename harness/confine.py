@@ -151,8 +151,9 @@ def enter(setup: dict) -> None:
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
     if level == "process":  # it mounts nothing: what the strong level's mounts and namespaces hide, Landlock does
-        readable = readable_beside(setup["hidden"] + ["/tmp", "/var/tmp"]) + setup["needed"] + [setup["inner_work"]]
-        restrict_files([setup["inner_work"], "/dev/shm"] + _devices(), readable, scoped=True)
+        readable = [p for p in readable_beside(setup["hidden"] + list(TERMINALS)) if (p + "/").startswith(SYSTEM_ROOTS)]
+        restrict_files([setup["inner_work"], "/dev/shm"] + _devices(TERMINALS),
+                       readable + setup["needed"] + [setup["inner_work"]], scoped=True)
     elif level == "strong" and lim["cpu_grading"]:  # its mounts leave /proc writable
         restrict_files([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
     os.environ.clear()
@@ -182,6 +183,13 @@ LANDLOCK_WRITES = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_
 LANDLOCK_FILE_WRITES = (1 << 1) | (1 << 14)  # the write rights that a rule on a file (not a folder) may grant
 LANDLOCK_READS, LANDLOCK_FILE_READS = (1 << 2) | (1 << 3), 1 << 2
 LANDLOCK_SCOPES = 1 | 2  # ABI 6: abstract unix sockets, signals
+# what a process sandbox may read beside its work dir and the interpreter's folders: the system's, not the users' data
+# (a project folder, /run/user, a scratch disk: a 0600 file of the user's outside /home was read, red team, session 46)
+SYSTEM_ROOTS = tuple(f"/{d}/" for d in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "proc",
+                                        "sys", "dev"))
+# and the terminals it may neither read nor write: the grading user's (a line forged on the user's /dev/pts/0, red team,
+# session 46)
+TERMINALS = ("/dev/pts", "/dev/tty", "/dev/console")
 
 
 def landlock_abi() -> int:
@@ -251,10 +259,11 @@ def readable_beside(hidden: list[str]) -> list[str]:
     return out
 
 
-def _devices() -> list[str]:
-    """The device files a submission opens for writing (/dev/null, a GPU's nodes, its terminal)."""
+def _devices(but: tuple = ()) -> list[str]:
+    """The device files a submission opens for writing (/dev/null, a GPU's nodes, its terminal), `but` those."""
     try:
-        return [e.path for e in os.scandir("/dev") if stat.S_ISCHR(e.stat(follow_symlinks=False).st_mode)] + ["/dev/pts"]
+        return [e.path for e in os.scandir("/dev") if stat.S_ISCHR(e.stat(follow_symlinks=False).st_mode)
+                and e.path not in but] + [d for d in ["/dev/pts"] if d not in but]
     except OSError:
         return ["/dev/null"]
 
@@ -278,12 +287,13 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
 # has nothing that fires. Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
 TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl",
                   "io_setup", "io_submit")
-# Refused too at the process level, whose file system is the host's: connecting to a unix socket by its path. Landlock
-# does not hold a connect, and the uid's own sockets were reachable, the harness's own multiprocessing forkserver among
-# them: a submission graded by a user who is not root found its listener in /proc/net/unix and had it unpickle an
-# object outside the sandbox (session 46); an ssh agent or a docker socket would be as near. Its own processes talk
-# through socketpairs and pipes, which need no connect.
-PATH_SOCKET_SYSCALLS = ("connect",)
+# Refused too at the process level, whose file system is the host's: a socket of its own, which could connect to a unix
+# socket by its path or send it datagrams (sendto needs no connect: red team, session 46). Landlock holds neither, and
+# the uid's own sockets were reachable, the harness's own multiprocessing forkserver among them: a submission graded by
+# a user who is not root found its listener in /proc/net/unix and had it unpickle an object outside the sandbox
+# (session 46); an ssh agent or a docker socket would be as near. Its own processes talk through socketpairs and pipes.
+PATH_SOCKET_SYSCALLS = ("socket", "connect")  # socketpair stays: a pair's ends have no path to reach
+PR_SET_CHILD_SUBREAPER = 36
 # and, by pseudo-names, calls refused only for some arguments (ARGUMENT_RULES), where the CPU sampler reads the code
 # the samples fall in from its file: a mapping moved over a chosen address (mremap's MREMAP_FIXED or
 # MREMAP_DONTUNMAP), which, unlike a new mapping, leaves no record in the sampler (code moved away after it ran and a
@@ -311,14 +321,14 @@ SYSCALLS = {
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
         "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
-        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, "connect": 42, **_GENERIC}),
+        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, "socket": 41, "connect": 42, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
-        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, "connect": 203, **_GENERIC}),
+        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, "socket": 198, "connect": 203, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no

@@ -47,7 +47,10 @@ def remove_dead_judges_orphans() -> int:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            gone += remove_orphans(pid)
+            try:
+                gone += remove_orphans(pid)
+            except PermissionError:  # another user's leftovers (root's cgroups, seen by a user who is not root)
+                pass
         except PermissionError:  # alive, another user's
             pass
     return gone

@@ -176,6 +176,7 @@ class Sandbox:
         if self.uid is not None:
             os.chown(self.work, self.uid, self.uid)
         self.pid: int | None = None
+        self._server: int | None = None  # the candidate's server: the child of `pid` it forks first
         self.exit_code: int | None = None
         self._spawner: Spawner | None = None
         self.sock: socket.socket | None = None
@@ -331,13 +332,17 @@ class Sandbox:
 
     def harness_cpu_ms(self) -> float | None:
         """CPU time so far of the sandbox's own processes (their live threads, per-thread accounts in ns): the one
-        the judge started, which is the candidate's server, or, at the strong level, the server's parent, the server
-        being the init of the PID namespace it made (no process the submission starts can be one: namespaces are
-        refused to it). The rest of the cgroup's account is the submission's other processes. None where there is
-        no cgroup or /proc cannot tell."""
+        the judge started and the candidate's server, its child (at the strong level the init of the PID namespace
+        it made; at the process level its first child: the orphans it reaps were all started after the server). The
+        rest of the cgroup's account is the submission's other processes. None where there is no cgroup or /proc
+        cannot tell."""
         if self.cgroup is None or self.pid is None:
             return None
-        ours = [self.pid] + [pid for pid in self.cgroup.procs() if parent_and_inner_pid(pid) == (self.pid, 1)]
+        if self._server is None:
+            children = [pid for pid in self.cgroup.procs() if (parent_and_inner_pid(pid) or (0, 0))[0] == self.pid]
+            started = {pid: _start_time(pid) for pid in children}
+            self._server = min((pid for pid in children if started[pid] is not None), key=started.get, default=None)
+        ours = [self.pid] + ([self._server] if self._server is not None else [])
         total = 0.0
         for pid in ours:
             try:
@@ -430,6 +435,14 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot: /proc/PID/stat's 22nd field), which no process can change."""
+    try:
+        return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:
@@ -544,6 +557,36 @@ class Spawner:
 # ---------------------------------------------------------------------------
 # Inside the sandbox (runs before any untrusted code, in the forked process)
 
+def _end_as(server: int) -> None:
+    """As a sandbox's first process: wait for its server, kill and reap whatever else the tree left (a child
+    subreaper's orphans are its children), then end the way the server ended, so the judge can name its signal."""
+    status = 0
+    while True:
+        try:
+            done, got = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if done == server:
+            status = got
+            break
+    me = os.getpid()
+    while True:
+        for pid in os.listdir("/proc"):
+            if pid.isdigit() and (parent_and_inner_pid(int(pid)) or (0, 0))[0] == me:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
 def _child_main(setup: dict, sock: socket.socket, serve) -> None:
     """In the forked child: own session, die with the judge, output to the log, no inherited file but the
     channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
@@ -568,13 +611,22 @@ def _child_main(setup: dict, sock: socket.socket, serve) -> None:
         if pid:
             os.close(alive_r)
             sock.close()
-            _, status = os.waitpid(pid, 0)
-            if os.WIFSIGNALED(status):  # end the same way, so the judge can name the signal
-                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-                os.kill(os.getpid(), os.WTERMSIG(status))
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+            _end_as(pid)
         os.close(alive_w)
         parent_gone = lambda: bool(select.select([alive_r], [], [], 0)[0])  # getppid() is 0 in a new PID namespace
+        confine.die_with_parent(parent_gone)
+    elif setup["level"] == "process":
+        # no PID namespace: this process, which runs nothing of the submission's, is the parent of every process its
+        # tree orphans (a child subreaper), so none leaves the tree the judge pauses and kills (a grandchild that
+        # double-forked was reparented to PID 1, ran while the reference was timed and outlived its grading, as a
+        # user who is not root: red team, session 46); it ends once the server has, and what it left with it
+        confine.libc().prctl(confine.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        first = os.getpid()
+        pid = os.fork()
+        if pid:
+            sock.close()
+            _end_as(pid)
+        parent_gone = lambda: os.getppid() != first
         confine.die_with_parent(parent_gone)
     confine.enter(setup)
     confine.die_with_parent(parent_gone)  # the change of uid cleared the signal

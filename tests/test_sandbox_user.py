@@ -106,6 +106,7 @@ def _reach_out_then_report(secrets: list[str], listener: str):
         got["ipv6"] = attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
         got["unix"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].close())
         got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX).connect(listener))
+        got["terminals"] = attempt(lambda: os.listdir("/dev/pts"))
         got["temp dir is its work dir"] = tempfile.gettempdir() == os.getcwd()  # not the judge's, cached before the fork
         got["judge environ"] = attempt(lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
         got["judge signal"] = attempt(lambda: os.kill(os.getppid(), 0))
@@ -130,8 +131,9 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     """The process level is what a user who is not root gets: the sandbox runs as that user, with no namespace of
     its own. A submission graded so read ~/.cache/huggingface/token and reached the host's loopback (session 46).
     Landlock must keep it to its work dir and the interpreter's and this package's folders for reading (the strong
-    level's hidden folders, /home, /root and the host's /tmp, hidden here too), the seccomp filter must refuse
-    sockets but unix ones, and it must not signal or read the judge, a process of its uid (where the kernel can
+    level's hidden folders, /home, /root and the host's /tmp, hidden here too, and every folder that is not the
+    system's: a 0600 file of the user's outside /home was read, red team, session 46; and the user's terminals),
+    the seccomp filter must refuse it sockets of its own (socketpairs stay), and it must not signal or read the judge, a process of its uid (where the kernel can
     scope signals: Landlock ABI 6), nor connect to a unix socket by its path (the harness's own forkserver
     unpickled a submission's object so, outside the sandbox, session 46)."""
     import json
@@ -144,13 +146,14 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     uid = 61_046  # a user's, not a sandbox's (confine.UID_BASE on)
     base = Path(tempfile.mkdtemp(prefix="kb-user-"))  # under the host's /tmp
     home = Path("/home") / f"kb-user-{os.getpid()}"
-    secrets = [base / "secret", home / ".cache" / "token"]
+    data = Path("/") / f"kb-user-data-{os.getpid()}"  # a project folder, a scratch disk: no system folder
+    secrets = [base / "secret", home / ".cache" / "token", data / "auth.json"]
     home.mkdir(parents=True)
     try:
         for path in secrets:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("hf_not_a_real_token")
-        for path in [base, home, *home.rglob("*"), *base.rglob("*")]:
+        for path in [base, home, data, *home.rglob("*"), *base.rglob("*"), *data.rglob("*")]:
             os.chown(path, uid, uid)
         read, write = os.pipe()
         pid = os.fork()
@@ -180,9 +183,75 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     finally:
         remove_tree(home)
         remove_tree(base)
+        remove_tree(data)
     got = json.loads(raw or b"{}")
     assert {got.get(str(p)) for p in secrets} == {"EACCES"}, got
     assert got["package"] == got["work dir"] == got["unix"] == got["own child signal"] == "done", got
-    assert got["ipv4"] == got["ipv6"] == "EAFNOSUPPORT" and got["user's listener"] == "EPERM", got
-    assert got["judge environ"] == "EACCES" and got["temp dir is its work dir"], got
+    assert got["ipv4"] == got["ipv6"] == got["user's listener"] == "EPERM", got  # no socket of its own at all
+    assert got["judge environ"] == got["terminals"] == "EACCES" and got["temp dir is its work dir"], got
     assert got["judge signal"] == ("EPERM" if confine.landlock_abi() >= 6 else "done"), got
+
+
+def _double_fork_then_report(sock) -> None:
+    """A sandboxed process whose grandchild leaves its session and its parent (reparented, where nothing reaps it
+    first, to PID 1), then reports the grandchild's pid."""
+    from kb_data.harness import channel
+
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(write, str(os.getpid()).encode())
+            while True:
+                time.sleep(0.01)
+        os._exit(0)
+    channel.send(sock, {"escapee": int(os.read(read, 32))})
+    _sleep_forever(sock)
+
+
+def test_a_process_a_user_sandbox_orphans_stays_in_its_tree_and_dies_with_it(tmp_path):
+    """With no uid and no cgroup of its own (a user who is not root), the sandbox is the tree of the process the judge
+    started: a double-forked grandchild was reparented to PID 1, ran while the judge timed its reference with the rest
+    stopped and outlived its grading by 90 s (red team, session 46). That first process is a child subreaper that runs
+    nothing of the submission's: the grandchild becomes its child, is found, and is killed with the sandbox."""
+    import json
+
+    from kb_data.harness import channel
+
+    uid, base = 61_047, Path(tempfile.mkdtemp(prefix="kb-user-"))
+    os.chown(base, uid, uid)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            tempfile.tempdir = str(base)
+            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
+            try:
+                sb.start(_double_fork_then_report)
+                escapee = channel.recv(sb.sock, timeout_s=60)["escapee"]
+                found = escapee in sb.pids()
+            finally:
+                sb.close()
+            os.write(write, json.dumps({"escapee": escapee, "found": found}).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        got = json.loads(f.read() or b"{}")
+    os.waitpid(pid, 0)
+    remove_tree(base)
+    assert got.get("found"), got
+
+    def gone() -> bool:
+        try:
+            return open(f"/proc/{got['escapee']}/status").read().split("State:")[1].split()[0] in ("Z", "X")
+        except OSError:
+            return True
+    end = time.monotonic() + 5
+    while not gone() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert gone(), got
