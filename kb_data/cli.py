@@ -347,7 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store-root", type=Path, help="local store root (default: $KB_STORE, else <checkout>/.kb/store)")
     p.add_argument("--org", default="local", help="the namespace that names the store's datasets too (default local)")
     p.add_argument("--writable", action="store_true", help="accept publishes (create repo, commit, tag)")
-    p.add_argument("--token", help="with --writable: the token writes must carry (default: none needed)")
+    p.add_argument("--token", default=os.environ.get("KB_SERVE_TOKEN"),
+                   help="with --writable: the token writes must carry (default: $KB_SERVE_TOKEN, else none needed; the "
+                        "variable keeps it off the command line, which every process of the host may read)")
     p.add_argument("--background", action="store_true", help="serve from a background process and return")
     p.add_argument("--stop", action="store_true", help="stop the background server of --port")
     p.set_defaults(func=cmd_serve)

@@ -190,3 +190,15 @@ def test_an_os_error_is_one_line_not_a_traceback(tmp_path, capsys):
     assert main(["import-upstream", "--csv", str(tmp_path), "--out", str(tmp_path / "x.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kb import-upstream: error:") and "Is a directory" in err and "Traceback" not in err
+
+
+def test_kb_serve_takes_its_write_token_from_the_environment_too(monkeypatch):
+    """A token on a command line is readable by every process of the host (/proc/PID/cmdline: a submission graded at
+    the process level read one, red team, session 46): `kb serve` takes it from $KB_SERVE_TOKEN as well."""
+    from kb_data.cli import build_parser
+
+    monkeypatch.setenv("KB_SERVE_TOKEN", "from-the-environment")
+    assert build_parser().parse_args(["serve", "--writable"]).token == "from-the-environment"
+    assert build_parser().parse_args(["serve", "--writable", "--token", "given"]).token == "given"
+    monkeypatch.delenv("KB_SERVE_TOKEN")
+    assert build_parser().parse_args(["serve", "--writable"]).token is None
