@@ -1,13 +1,18 @@
 """The sandbox applied to the process itself, from inside the forked child: namespaces, mounts, the drop to the
-sandbox's uid, resource limits, the parent-death signal (Linux system calls through ctypes)."""
+sandbox's uid, resource limits, the parent-death signal, and the forked child's start (child_main; Linux system calls through ctypes)."""
 from __future__ import annotations
 
 import os
+import select
+import socket
 import stat
 import resource  # imported before the drop to the sandbox's uid, which may not read the interpreter's own folders
 import signal
 import sys
 import tempfile
+
+from kb_data.harness.cgroup import Cgroup, MemoryCap
+from kb_data.harness.procfs import parent_and_inner_pid
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 UID_BASE, UID_SLOTS = 2_000_000, 4096  # sandbox uids (harness/sandbox.py leases them): far above any real account's
@@ -444,3 +449,83 @@ def _mounts() -> list[tuple[str, set]]:
             mp = parts[4].replace("\\040", " ")
             out.append((mp, set(parts[5].split(","))))
     return out
+
+
+# Inside the sandbox (runs before any untrusted code, in the forked process)
+
+def _end_as(server: int) -> None:
+    """As a sandbox's first process: wait for its server, kill and reap whatever else the tree left (a child
+    subreaper's orphans are its children), then end the way the server ended, so the judge can name its signal."""
+    status = 0
+    while True:
+        try:
+            done, got = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if done == server:
+            status = got
+            break
+    me = os.getpid()
+    while True:
+        for pid in os.listdir("/proc"):
+            if pid.isdigit() and (parent_and_inner_pid(int(pid)) or (0, 0))[0] == me:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def child_main(setup: dict, sock: socket.socket, serve) -> None:
+    """In the forked child: own session, die with the judge, output to the log, no inherited file but the
+    channel, then (strong) new namespaces with this process's child as their PID 1, then the sandbox proper."""
+    if setup.get("cgroup"):  # first: whatever it starts from here on is in it
+        Cgroup(setup["cgroup"]).join(os.getpid())
+    if setup.get("memory_cap"):
+        MemoryCap(setup["memory_cap"], 1).join(os.getpid())
+    os.setsid()
+    parent_gone = lambda: os.getppid() != setup["parent"]
+    die_with_parent(parent_gone)
+    log = os.open(setup["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    release_inherited_fds(sock.fileno())
+    alive_r = None
+    if setup["level"] == "strong":
+        unshare(NAMESPACES)
+        alive_r, alive_w = os.pipe()  # its write end closes when this process dies, whenever that is
+        pid = os.fork()  # the new PID namespace holds this process's children, not itself
+        if pid:
+            os.close(alive_r)
+            sock.close()
+            _end_as(pid)
+        os.close(alive_w)
+        parent_gone = lambda: bool(select.select([alive_r], [], [], 0)[0])  # getppid() is 0 in a new PID namespace
+        die_with_parent(parent_gone)
+    elif setup["level"] == "process":
+        # no PID namespace: this process, which runs nothing of the submission's, is the parent of every process its
+        # tree orphans (a child subreaper), so none leaves the tree the judge pauses and kills (a grandchild that
+        # double-forked was reparented to PID 1, ran while the reference was timed and outlived its grading, as a
+        # user who is not root: red team, session 46); it ends once the server has, and what it left with it
+        libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        first = os.getpid()
+        pid = os.fork()
+        if pid:
+            sock.close()
+            _end_as(pid)
+        parent_gone = lambda: os.getppid() != first
+        die_with_parent(parent_gone)
+    enter(setup)
+    die_with_parent(parent_gone)  # the change of uid cleared the signal
+    if alive_r is not None:
+        os.close(alive_r)
+    serve(sock)
