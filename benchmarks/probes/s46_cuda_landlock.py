@@ -1,0 +1,38 @@
+# Session 46: which of the process level's rules stops CUDA's start (error 304)? Each variant in a fresh interpreter:
+# the rules applied to this process, then torch.cuda.init().   python s46_cuda_landlock.py [VARIANT]
+import os
+import subprocess
+import sys
+
+VARIANTS = ["none", "writes", "writes+dev_dirs", "writes+proc", "reads", "scoped", "sockets", "all"]
+
+if len(sys.argv) > 1:
+    v = sys.argv[1]
+    from kb_data.harness import confine, sandbox
+
+    work = os.getcwd()
+    devices = confine._devices(confine.TERMINALS)
+    if v == "writes+dev_dirs":
+        devices += [os.path.join(r, f) for r, _, fs in os.walk("/dev") for f in fs]
+    if v == "writes+proc":
+        devices += ["/proc"]
+    readable = None
+    if v in ("reads", "all"):
+        readable = [p for p in confine.readable_beside(list(sandbox.HIDDEN_ROOTS) + list(confine.TERMINALS))
+                    if (p + "/").startswith(confine.SYSTEM_ROOTS)] + sandbox._needed_paths() + [work]
+    confine.libc().prctl(confine.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if v != "none" and v != "sockets":
+        confine.restrict_files([work, "/dev/shm"] + devices, readable, scoped=v in ("scoped", "all"))
+    if v in ("sockets", "all"):
+        confine.deny_syscalls(confine.DENIED_SYSCALLS + confine.PATH_SOCKET_SYSCALLS, families=confine.LOCAL_SOCKET_FAMILIES)
+    import torch
+    try:
+        torch.cuda.init()
+        print(v, "ok", torch.cuda.device_count(), flush=True)
+    except Exception as e:
+        print(v, "FAILED", str(e)[-120:], flush=True)
+    sys.exit(0)
+
+for v in VARIANTS:
+    r = subprocess.run([sys.executable, __file__, v], capture_output=True, text=True, timeout=60)
+    print((r.stdout.strip() or r.stderr.strip()[-300:]), flush=True)
