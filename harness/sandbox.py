@@ -203,7 +203,7 @@ class Sandbox:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "memory_cap": self.memory_cap.path if self.memory_cap and self.memory_cap.version == 1 else None,
-                 "inner_work": self.inner_work,
+                 "inner_work": self.inner_work, "gpu": self.device.startswith("cuda"),
                  "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
                  "env": {**_scrubbed_env(self.inner_work, self.device),
                          **self.extra_env},
