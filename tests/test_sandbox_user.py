@@ -255,3 +255,43 @@ def test_a_process_a_user_sandbox_orphans_stays_in_its_tree_and_dies_with_it(tmp
     while not gone() and time.monotonic() < end:
         time.sleep(0.05)
     assert gone(), got
+
+
+def _read_then_report(path: str):
+    def serve(sock) -> None:
+        from kb_data.harness import channel
+
+        try:
+            open(path).read()
+            got = "read"
+        except OSError as e:
+            got = type(e).__name__
+        channel.send(sock, {"got": got})
+        _sleep_forever(sock)
+    return serve
+
+
+def test_a_gpu_grading_at_the_process_level_has_no_landlock_for_now(tmp_path):
+    """On the H100 every grading at the process level by a user who is not root failed at CUDA's start (error 304)
+    under Landlock's rules, as the strong level's had (SECURITY.md, Residual risks): a GPU grading's process sandbox
+    keeps the seccomp filter alone until the rule is found. A CPU grading's reads stay held."""
+    from kb_data.harness import channel, confine
+    from kb_data.io import lock_dir
+
+    if confine.landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    outside = Path(tempfile.mkdtemp(prefix="kb-outside-")) / "file"  # the host's /tmp: hidden from a CPU grading
+    outside.write_text("x")
+    os.chmod(outside.parent, 0o755)
+    got = {}
+    try:
+        for device in ("cpu", "cuda:0"):  # the sandbox only: nothing here touches a GPU
+            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), device, lock_dir())
+            try:
+                sb.start(_read_then_report(str(outside)))
+                got[device] = channel.recv(sb.sock, timeout_s=60)["got"]
+            finally:
+                sb.close()
+    finally:
+        remove_tree(outside.parent)
+    assert got == {"cpu": "PermissionError", "cuda:0": "read"}, got
