@@ -47,3 +47,11 @@ def parent_and_inner_pid(pid: int) -> tuple[int, int] | None:
         return int(status_field(st, "PPid")), int(status_field(st, "NSpid").split()[-1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot: /proc/PID/stat's 22nd field), which no process can change."""
+    try:
+        return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -389,8 +389,8 @@ def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str,
                  held: list[int] | None = None) -> tuple[os.stat_result | None, str | None]:
     """The status of the file a mapping maps, as the judge sees it, and a path that names that file for as long as
     the sampler lives: the mapping's own link where the judge may open it (root), else a descriptor of the file
-    found at `path` (kept in `held`: a path read later may by then name a file the submission put there). (None,
-    None) if it cannot be found."""
+    found at `path` (kept in `held`: a path read later may by then name a file the submission put there; without
+    `held`, `path` itself). (None, None) if it cannot be found."""
     link = f"/proc/{pid}/map_files/{lo:x}-{hi:x}"
     try:
         st = os.stat(link)
@@ -405,7 +405,7 @@ def _mapped_file(pid: int, lo: int, hi: int, inode: int, path: str,
     st = os.fstat(fd)
     if st.st_ino != inode or held is None:  # the path seen from the judge may name another file (another mount namespace)
         os.close(fd)
-        return (st, None) if st.st_ino == inode else (None, None)
+        return (st, path) if st.st_ino == inode else (None, None)
     held.append(fd)
     return st, f"/proc/self/fd/{fd}"
 

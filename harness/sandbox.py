@@ -32,7 +32,7 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.cgroup import Cgroup, MemoryCap
-from kb_data.harness.procfs import parent_and_inner_pid, read_text, schedstat_ms, status_field
+from kb_data.harness.procfs import parent_and_inner_pid, read_text, schedstat_ms, start_time, status_field
 from kb_data.io import open_lock_file, remove_tree, tail_text
 
 LEVELS = ("strong", "process", "none")
@@ -339,7 +339,7 @@ class Sandbox:
             return None
         if self._server is None:
             children = [pid for pid in self.cgroup.procs() if (parent_and_inner_pid(pid) or (0, 0))[0] == self.pid]
-            started = {pid: _start_time(pid) for pid in children}
+            started = {pid: start_time(pid) for pid in children}
             self._server = min((pid for pid in children if started[pid] is not None), key=started.get, default=None)
         ours = [self.pid] + ([self._server] if self._server is not None else [])
         total = 0.0
@@ -434,14 +434,6 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _start_time(pid: int) -> int | None:
-    """A process's start time (clock ticks since boot: /proc/PID/stat's 22nd field), which no process can change."""
-    try:
-        return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:
@@ -551,6 +543,3 @@ class Spawner:
                 except ChildProcessError:
                     codes[pid] = 0  # not one of its children (any more)
             self._channel.send(sock, {"code": codes.get(pid)})
-
-
-# ---------------------------------------------------------------------------

@@ -127,19 +127,50 @@ def _signal_own_child() -> None:
         os.waitpid(pid, 0)
 
 
+def _as_a_user(uid: int, base: Path, serve, look=lambda sb, got: got) -> dict:
+    """What a process sandbox running `serve` first sends, read by `look(sandbox, message)` while it lives, where the
+    judge is a fork of this test dropped to `uid` (a user's harness: its temp dir and lock files in `base`)."""
+    import json
+
+    from kb_data.harness import channel
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            tempfile.tempdir = str(base)
+            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
+            try:
+                sb.start(serve)
+                got = look(sb, channel.recv(sb.sock, timeout_s=60))
+            finally:
+                sb.close()
+            os.write(write, json.dumps(got).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        raw = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(raw or b"{}")
+
+
 def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_network_no_judge(tmp_path):
     """The process level is what a user who is not root gets: the sandbox runs as that user, with no namespace of
     its own. A submission graded so read ~/.cache/huggingface/token and reached the host's loopback (session 46).
     Landlock must keep it to its work dir and the interpreter's and this package's folders for reading (the strong
     level's hidden folders, /home, /root and the host's /tmp, hidden here too, and every folder that is not the
     system's: a 0600 file of the user's outside /home was read, red team, session 46; and the user's terminals),
-    the seccomp filter must refuse it sockets of its own (socketpairs stay), and it must not signal or read the judge, a process of its uid (where the kernel can
-    scope signals: Landlock ABI 6), nor connect to a unix socket by its path (the harness's own forkserver
-    unpickled a submission's object so, outside the sandbox, session 46)."""
-    import json
+    the seccomp filter must refuse it sockets of its own (socketpairs stay), and it must not signal or read the
+    judge, a process of its uid (where the kernel can scope signals: Landlock ABI 6), nor connect to a unix socket by
+    its path (the harness's own forkserver unpickled a submission's object so, outside the sandbox, session 46)."""
     import socket
 
-    from kb_data.harness import channel, confine
+    from kb_data.harness import confine
 
     if confine.landlock_abi() < 1:
         pytest.skip("this kernel has no Landlock")
@@ -155,36 +186,15 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
             path.write_text("hf_not_a_real_token")
         for path in [base, home, data, *home.rglob("*"), *base.rglob("*"), *data.rglob("*")]:
             os.chown(path, uid, uid)
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the user's harness: a judge of uid `uid` that makes a process sandbox
-            try:
-                os.close(read)
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                tempfile.tempdir = str(base)
-                listener = socket.socket(socket.AF_UNIX)
-                listener.bind(str(base / "listener"))
-                listener.listen(1)
-                sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
-                try:
-                    sb.start(_reach_out_then_report([str(p) for p in secrets], str(base / "listener")))
-                    got = channel.recv(sb.sock, timeout_s=60)
-                finally:
-                    sb.close()
-                os.write(write, json.dumps(got).encode())
-            finally:
-                os._exit(0)
-        os.close(write)
-        with os.fdopen(read, "rb") as f:
-            raw = f.read()
-        os.waitpid(pid, 0)
+        with socket.socket(socket.AF_UNIX) as listener:  # a unix socket of the user's, listening at a path
+            listener.bind(str(base / "listener"))
+            os.chown(base / "listener", uid, uid)
+            listener.listen(1)
+            got = _as_a_user(uid, base, _reach_out_then_report([str(p) for p in secrets], str(base / "listener")))
     finally:
         remove_tree(home)
         remove_tree(base)
         remove_tree(data)
-    got = json.loads(raw or b"{}")
     assert {got.get(str(p)) for p in secrets} == {"EACCES"}, got
     assert got["package"] == got["work dir"] == got["unix"] == got["own child signal"] == "done", got
     assert got["ipv4"] == got["ipv6"] == got["user's listener"] == "EPERM", got  # no socket of its own at all
@@ -214,36 +224,13 @@ def test_a_process_a_user_sandbox_orphans_stays_in_its_tree_and_dies_with_it(tmp
     started: a double-forked grandchild was reparented to PID 1, ran while the judge timed its reference with the rest
     stopped and outlived its grading by 90 s (red team, session 46). That first process is a child subreaper that runs
     nothing of the submission's: the grandchild becomes its child, is found, and is killed with the sandbox."""
-    import json
-
-    from kb_data.harness import channel
-
     uid, base = 61_047, Path(tempfile.mkdtemp(prefix="kb-user-"))
     os.chown(base, uid, uid)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read)
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-            tempfile.tempdir = str(base)
-            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
-            try:
-                sb.start(_double_fork_then_report)
-                escapee = channel.recv(sb.sock, timeout_s=60)["escapee"]
-                found = escapee in sb.pids()
-            finally:
-                sb.close()
-            os.write(write, json.dumps({"escapee": escapee, "found": found}).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as f:
-        got = json.loads(f.read() or b"{}")
-    os.waitpid(pid, 0)
-    remove_tree(base)
+    try:
+        got = _as_a_user(uid, base, _double_fork_then_report,
+                         lambda sb, got: {"escapee": got["escapee"], "found": got["escapee"] in sb.pids()})
+    finally:
+        remove_tree(base)
     assert got.get("found"), got
 
     def gone() -> bool:
