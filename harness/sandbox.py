@@ -140,9 +140,13 @@ def _scrubbed_env(work: str, device: str) -> dict:
 
 def _needed_paths() -> list[str]:
     """What the sandboxed interpreter must still read when home directories are hidden: its prefixes, its
-    import path, this package, and the toolkit and libraries the environment it keeps points at."""
-    here = Path(__file__).resolve().parents[1]
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(here), str(Path(sys.executable).resolve().parent)}
+    import path, this package's module folders (not the checkout they may lie in, whose .kb/ holds other
+    submissions' builds and records: a submission listed 39 builds there, session 46), and the toolkit and
+    libraries the environment it keeps points at."""
+    import kb_data
+
+    package = {str(Path(kb_data.__file__).resolve().parent), str(Path(__file__).resolve().parent)}
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *package, str(Path(sys.executable).resolve().parent)}
     paths |= {p for p in sys.path if p and os.path.isdir(p)}
     paths |= {p for k in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH") for p in os.environ.get(k, "").split(":")
               if p and os.path.isdir(p)}

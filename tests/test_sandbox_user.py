@@ -282,3 +282,18 @@ def test_a_gpu_grading_at_the_process_level_has_no_landlock_for_now(tmp_path):
     finally:
         remove_tree(outside.parent)
     assert got == {"cpu": "PermissionError", "cuda:0": "read"}, got
+
+
+def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_in_is_not(monkeypatch):
+    """The folders a process sandbox may read beside the system's name this package's modules, not the checkout of
+    an editable install, whose .kb/ holds other submissions' builds and the store (a submission listed 39 builds
+    there through `kb eval --sandbox process`, session 46)."""
+    import sys
+
+    import kb_data
+
+    checkout = str(Path(kb_data.__file__).resolve().parents[1])
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if os.path.realpath(p or ".") != checkout])
+    needed = sandbox._needed_paths()
+    assert str(Path(kb_data.__file__).resolve().parent) in needed and str(Path(sandbox.__file__).resolve().parent) in needed
+    assert checkout not in needed
