@@ -196,7 +196,11 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
         remove_tree(base)
         remove_tree(data)
     assert {got.get(str(p)) for p in secrets} == {"EACCES"}, got
-    assert got["package"] == got["work dir"] == got["unix"] == got["own child signal"] == "done", got
+    assert got["work dir"] == got["unix"] == got["own child signal"] == "done", got
+    # Landlock lets it read this package; where the checkout lies in a folder other users may not pass (a clone in
+    # root's `mktemp -d`, 0700), the file system's own permissions refuse that uid first
+    if all(os.stat(d).st_mode & 0o001 for d in Path(sandbox.__file__).resolve().parents):
+        assert got["package"] == "done", got
     assert got["ipv4"] == got["ipv6"] == got["user's listener"] == "EPERM", got  # no socket of its own at all
     assert got["judge environ"] == got["terminals"] == "EACCES" and got["temp dir is its work dir"], got
     assert got["judge signal"] == ("EPERM" if confine.landlock_abi() >= 6 else "done"), got
