@@ -4,7 +4,8 @@ import os
 import subprocess
 import sys
 
-VARIANTS = ["none", "writes", "writes+dev_dirs", "writes+proc", "reads", "scoped", "sockets", "all"]
+VARIANTS = ["none", "writes", "writes+dev_dirs", "writes+proc", "reads", "scoped", "sockets", "socket_only",
+            "connect_only", "seccomp_base", "all"]
 
 if len(sys.argv) > 1:
     v = sys.argv[1]
@@ -21,10 +22,12 @@ if len(sys.argv) > 1:
         readable = [p for p in confine.readable_beside(list(sandbox.HIDDEN_ROOTS) + list(confine.TERMINALS))
                     if (p + "/").startswith(confine.SYSTEM_ROOTS)] + sandbox._needed_paths() + [work]
     confine.libc().prctl(confine.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    if v != "none" and v != "sockets":
+    if v not in ("none", "sockets", "socket_only", "connect_only", "seccomp_base"):
         confine.restrict_files([work, "/dev/shm"] + devices, readable, scoped=v in ("scoped", "all"))
-    if v in ("sockets", "all"):
-        confine.deny_syscalls(confine.DENIED_SYSCALLS + confine.PATH_SOCKET_SYSCALLS, families=confine.LOCAL_SOCKET_FAMILIES)
+    extra = {"sockets": confine.PATH_SOCKET_SYSCALLS, "all": confine.PATH_SOCKET_SYSCALLS, "socket_only": ("socket",),
+             "connect_only": ("connect",), "seccomp_base": ()}
+    if v in extra:
+        confine.deny_syscalls(confine.DENIED_SYSCALLS + extra[v], families=confine.LOCAL_SOCKET_FAMILIES)
     import torch
     try:
         torch.cuda.init()
