@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 VARIANTS = ["none", "writes", "writes+dev_dirs", "writes+proc", "reads", "scoped", "sockets", "socket_only",
-            "connect_only", "seccomp_base", "all"]
+            "connect_only", "seccomp_base", "all", "reads+proc", "all+proc_unixsock"]
 
 if len(sys.argv) > 1:
     v = sys.argv[1]
@@ -15,17 +15,17 @@ if len(sys.argv) > 1:
     devices = confine._devices(confine.TERMINALS)
     if v == "writes+dev_dirs":
         devices += [os.path.join(r, f) for r, _, fs in os.walk("/dev") for f in fs]
-    if v == "writes+proc":
+    if v in ("writes+proc", "reads+proc", "all+proc_unixsock"):
         devices += ["/proc"]
     readable = None
-    if v in ("reads", "all"):
+    if v in ("reads", "all", "reads+proc", "all+proc_unixsock"):
         readable = [p for p in confine.readable_beside(list(sandbox.HIDDEN_ROOTS) + list(confine.TERMINALS))
                     if (p + "/").startswith(confine.SYSTEM_ROOTS)] + sandbox._needed_paths() + [work]
     confine.libc().prctl(confine.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if v not in ("none", "sockets", "socket_only", "connect_only", "seccomp_base"):
-        confine.restrict_files([work, "/dev/shm"] + devices, readable, scoped=v in ("scoped", "all"))
+        confine.restrict_files([work, "/dev/shm"] + devices, readable, scoped=v in ("scoped", "all", "all+proc_unixsock"))
     extra = {"sockets": confine.PATH_SOCKET_SYSCALLS, "all": confine.PATH_SOCKET_SYSCALLS, "socket_only": ("socket",),
-             "connect_only": ("connect",), "seccomp_base": ()}
+             "connect_only": ("connect",), "seccomp_base": (), "all+proc_unixsock": ("connect",)}
     if v in extra:
         confine.deny_syscalls(confine.DENIED_SYSCALLS + extra[v], families=confine.LOCAL_SOCKET_FAMILIES)
     import torch
