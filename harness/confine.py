@@ -149,18 +149,20 @@ def enter(setup: dict) -> None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
+    elif level == "process":  # of its judge's uid, which made itself undumpable (shield_proc_files): the judge reads its
+        libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     if level != "none":
         libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
         for res, value in ((resource.RLIMIT_NPROC, lim["processes"]), (resource.RLIMIT_NOFILE, lim["open_files"]),
                            (resource.RLIMIT_FSIZE, lim["file_bytes"]), (resource.RLIMIT_CORE, 0),
                            (resource.RLIMIT_SIGPENDING, lim["pending_signals"])):
             resource.setrlimit(res, (value, value))
-    # a process sandbox mounts nothing: what the strong level's mounts and namespaces hide, Landlock does; not on a GPU,
-    # where CUDA's start failed under these rules (cudaGetDeviceCount's error 304: at the strong level in session 43, at
-    # this one as a user who is not root in session 46; which rule, benchmarks/probes/s46_cuda_landlock.py is to find)
-    if level == "process" and not setup.get("gpu"):
+    # a process sandbox mounts nothing: what the strong level's mounts and namespaces hide, Landlock does. On a GPU it
+    # may write /proc too: CUDA's start names its threads through /proc/self/task/*/comm and fails where it cannot
+    # (cudaGetDeviceCount's error 304, session 47); Landlock keeps other processes' files there out all the same
+    if level == "process":
         readable = [p for p in readable_beside(setup["hidden"] + list(TERMINALS)) if (p + "/").startswith(SYSTEM_ROOTS)]
-        restrict_files([setup["inner_work"], "/dev/shm"] + _devices(TERMINALS),
+        restrict_files([setup["inner_work"], "/dev/shm"] + _devices(TERMINALS) + (["/proc"] if setup.get("gpu") else []),
                        readable + setup["needed"] + [setup["inner_work"]], scoped=True)
     elif level == "strong" and lim["cpu_grading"]:  # its mounts leave /proc writable
         restrict_files([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
@@ -171,7 +173,8 @@ def enter(setup: dict) -> None:
     if level != "none":  # last: the mounts above are system calls it refuses
         deny_syscalls(DENIED_SYSCALLS + (TIMER_SYSCALLS + tuple(ARGUMENT_RULES) if lim["cpu_grading"] else ())
                       + (() if level == "strong" else PATH_SOCKET_SYSCALLS),
-                      families=SOCKET_FAMILIES if level == "strong" else LOCAL_SOCKET_FAMILIES)
+                      families=SOCKET_FAMILIES if level == "strong" else LOCAL_SOCKET_FAMILIES,
+                      types=None if level == "strong" else LOCAL_SOCKET_TYPES)
 
 
 # Landlock (Linux 5.13 on): at the process level, which mounts nothing, the file system's world-writable folders (/tmp,
@@ -198,6 +201,13 @@ SYSTEM_ROOTS = tuple(f"/{d}/" for d in ("usr", "bin", "sbin", "lib", "lib32", "l
 # and the terminals it may neither read nor write: the grading user's (a line forged on the user's /dev/pts/0, red team,
 # session 46)
 TERMINALS = ("/dev/pts", "/dev/tty", "/dev/console")
+
+
+def shield_proc_files() -> None:
+    """Make this process's files in /proc root's, as ssh-agent does: a sandbox of its uid (the process level, graded
+    by a user who is not root) may write some of them where no ptrace check guards them (its oom_score_adj, which a
+    GPU grading's sandbox raised: session 47). Its children made by fork inherit it; exec undoes it."""
+    libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def landlock_abi() -> int:
@@ -298,12 +308,15 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
 # has nothing that fires. Builds and GPU gradings keep them (build tools and the CUDA driver may wait on them).
 TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll_create", "epoll_create1", "epoll_ctl",
                   "io_setup", "io_submit")
-# Refused too at the process level, whose file system is the host's: a socket of its own, which could connect to a unix
-# socket by its path or send it datagrams (sendto needs no connect: red team, session 46). Landlock holds neither, and
-# the uid's own sockets were reachable, the harness's own multiprocessing forkserver among them: a submission graded by
-# a user who is not root found its listener in /proc/net/unix and had it unpickle an object outside the sandbox
-# (session 46); an ssh agent or a docker socket would be as near. Its own processes talk through socketpairs and pipes.
-PATH_SOCKET_SYSCALLS = ("socket", "connect")  # socketpair stays: a pair's ends have no path to reach
+# Refused too at the process level, whose file system is the host's: reaching a unix socket by its path, by a connect or
+# by a datagram sent to it (sendto needs no connect: red team, session 46), which Landlock holds neither of. The uid's
+# own sockets were reachable, the harness's own multiprocessing forkserver among them: a submission graded by a user
+# who is not root found its listener in /proc/net/unix and had it unpickle an object outside the sandbox (session 46);
+# an ssh agent or a docker socket would be as near. So connect is refused and socket makes only the type that sends
+# nothing unconnected (seqpacket: CUDA's start makes two, its MPS client's among them, and fails without them: error
+# 304 on an H100, session 47). Its own processes talk through socketpairs and pipes.
+PATH_SOCKET_SYSCALLS = ("connect",)  # socketpair stays: a pair's ends have no path to reach
+LOCAL_SOCKET_TYPES = (5,)  # SOCK_SEQPACKET
 PR_SET_CHILD_SUBREAPER = 36
 # and, by pseudo-names, calls refused only for some arguments (ARGUMENT_RULES), where the CPU sampler reads the code
 # the samples fall in from its file: a mapping moved over a chosen address (mremap's MREMAP_FIXED or
@@ -332,14 +345,14 @@ SYSCALLS = {
         "setns": 308, "unshare": 272, "open_by_handle_at": 304, "swapon": 167, "swapoff": 168, "reboot": 169,
         "iopl": 172, "ioperm": 173, "timerfd_create": 283, "epoll_create": 213, "epoll_create1": 291,
         "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
-        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, "socket": 41, "connect": 42, **_GENERIC}),
+        "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, "connect": 42, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
         "add_key": 217, "request_key": 218, "keyctl": 219, "mount": 40, "umount2": 39, "pivot_root": 41,
         "setns": 268, "unshare": 97, "open_by_handle_at": 265, "swapon": 224, "swapoff": 225, "reboot": 142,
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
-        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, "socket": 198, "connect": 203, **_GENERIC}),
+        "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, "connect": 203, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no
@@ -354,11 +367,11 @@ SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS = 0x7FFF0000, 0x0
 X32_SYSCALL_BIT = 0x40000000
 
 
-def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS,
-                    families: tuple = SOCKET_FAMILIES) -> list[tuple[int, int, int, int]]:
+def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS, families: tuple = SOCKET_FAMILIES,
+                    types: tuple | None = None) -> list[tuple[int, int, int, int]]:
     """The classic-BPF filter (code, jt, jf, k): another ABI than this machine's is killed (i386 calls on x86_64),
-    x32 calls and the `denied` ones get EPERM, a socket of a family not in `families` gets EAFNOSUPPORT,
-    everything else runs."""
+    x32 calls and the `denied` ones get EPERM, a socket of a family not in `families` gets EAFNOSUPPORT and, with
+    `types`, a socket (not a socketpair) of another type EPERM; everything else runs."""
     import errno
 
     if machine not in SYSCALLS:
@@ -377,17 +390,24 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS,
         test = (jset if how == "any" else jeq, 0, 1, k)
         prog += [(ld, 0, 0, 0), (jeq, 0, 4, numbers[call]), (ld, 0, 0, 16 + 8 * arg), test, (ret, 0, 0, eperm),
                  (ret, 0, 0, SECCOMP_RET_ALLOW)]
-    n = len(families)
+    allow = (ret, 0, 0, SECCOMP_RET_ALLOW)
     for call in SOCKET_CALLS[machine]:  # the call's number (offset 0), then its family (args[0]'s low word, offset 16)
-        prog += [(ld, 0, 0, 0), (jeq, 0, n + 3, call), (ld, 0, 0, 16)]
-        prog += [(jeq, n - k, 0, family) for k, family in enumerate(families)]
-        prog += [(ret, 0, 0, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT), (ret, 0, 0, SECCOMP_RET_ALLOW)]
-    return prog + [(ret, 0, 0, SECCOMP_RET_ALLOW)]
+        block = [(ld, 0, 0, 16)] + _one_of(families) + [(ret, 0, 0, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT)]
+        if types is not None and call == SOCKET_CALLS[machine][0]:  # its type: args[1]'s low word less its flags
+            block += [(ld, 0, 0, 24), (0x54, 0, 0, 0xF)] + _one_of(types) + [(ret, 0, 0, eperm)]  # 0x54: BPF_ALU|AND|K
+        prog += [(ld, 0, 0, 0), (jeq, 0, len(block) + 1, call)] + block + [allow]
+    return prog + [allow]
 
 
-def deny_syscalls(denied: tuple = DENIED_SYSCALLS, families: tuple = SOCKET_FAMILIES) -> None:
+def _one_of(values: tuple) -> list[tuple[int, int, int, int]]:
+    """Tests of the loaded word that jump past the instruction after them where it equals one of `values`."""
+    return [(0x15, len(values) - k, 0, v) for k, v in enumerate(values)]
+
+
+def deny_syscalls(denied: tuple = DENIED_SYSCALLS, families: tuple = SOCKET_FAMILIES, types: tuple | None = None) -> None:
     """Install seccomp_program for this machine in this process (inherited by all it starts; it cannot be removed),
-    refusing `denied` and sockets of families not in `families`. Needs no_new_privs (set before) or CAP_SYS_ADMIN."""
+    refusing `denied` and sockets of families not in `families` (or, with `types`, of another type). Needs
+    no_new_privs (set before) or CAP_SYS_ADMIN."""
     import ctypes
     import platform
 
@@ -397,7 +417,7 @@ def deny_syscalls(denied: tuple = DENIED_SYSCALLS, families: tuple = SOCKET_FAMI
     class Program(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
 
-    prog = seccomp_program(platform.machine(), denied, families)
+    prog = seccomp_program(platform.machine(), denied, families, types)
     filters = (Filter * len(prog))(*[Filter(*f) for f in prog])
     fprog = Program(len(prog), filters)
     if libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:

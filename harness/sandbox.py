@@ -204,6 +204,8 @@ class Sandbox:
         made earlier, for a caller that has initialised CUDA since). Forked, not exec'd: it inherits an imported torch
         (no CUDA: a process that has initialised it cannot fork a child that uses it) and starts in milliseconds. It
         keeps no other file descriptor of the caller's and dies with its parent."""
+        if self.level == "process" and os.geteuid() != 0:  # the judge, of the sandbox's uid (its spawner: _fork_sandbox)
+            confine.shield_proc_files()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "memory_cap": self.memory_cap.path if self.memory_cap and self.memory_cap.version == 1 else None,
@@ -445,6 +447,8 @@ def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket 
     sys.stdout.flush()
     sys.stderr.flush()
     setup = {**setup, "parent": os.getpid()}
+    if setup["level"] == "process" and os.geteuid() != 0:
+        confine.shield_proc_files()
     pid = os.fork()
     if pid == 0:
         code = 70

@@ -105,15 +105,48 @@ def _reach_out_then_report(secrets: list[str], listener: str):
         got["ipv4"] = attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
         got["ipv6"] = attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
         got["unix"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].close())
-        got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX).connect(listener))
+        got["unix stream"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+        got["unix datagram"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
+        got["unix seqpacket"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close())
+        got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).connect(listener))
         got["terminals"] = attempt(lambda: os.listdir("/dev/pts"))
         got["temp dir is its work dir"] = tempfile.gettempdir() == os.getcwd()  # not the judge's, cached before the fork
         got["judge environ"] = attempt(lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
         got["judge signal"] = attempt(lambda: os.kill(os.getppid(), 0))
         got["own child signal"] = attempt(lambda: _signal_own_child())
+        got.update(_write_in_proc())
         channel.send(sock, got)
         _sleep_forever(sock)
     return serve
+
+
+def _write_in_proc() -> dict:
+    """Writes under /proc: a thread's name of its own (CUDA's start names its threads so), and the judge's (of the
+    same uid) memory, name and standing with the OOM killer."""
+    import errno
+    import threading
+
+    def attempt(path: str, data: bytes) -> str:
+        try:
+            with open(path, "r+b", buffering=0) as f:
+                f.write(data)
+            return "done"
+        except OSError as e:
+            return errno.errorcode.get(e.errno, str(e.errno))
+
+    got, parent = {}, os.getppid()  # the sandbox's first process, whose parent is the judge
+    judge = int(open(f"/proc/{parent}/stat").read().rsplit(")", 1)[1].split()[1])
+
+    def name_a_thread() -> None:
+        got["own thread comm"] = attempt(f"/proc/self/task/{threading.get_native_id()}/comm", b"worker")
+    t = threading.Thread(target=name_a_thread)
+    t.start()
+    t.join()
+    got["judge mem"] = attempt(f"/proc/{judge}/mem", b"")
+    got["judge comm"] = attempt(f"/proc/{judge}/comm", b"forged")
+    got["judge oom_score_adj"] = attempt(f"/proc/{judge}/oom_score_adj", b"1000")
+    got["parent oom_score_adj"] = attempt(f"/proc/{parent}/oom_score_adj", b"1000")
+    return got
 
 
 def _signal_own_child() -> None:
@@ -127,12 +160,13 @@ def _signal_own_child() -> None:
         os.waitpid(pid, 0)
 
 
-def _as_a_user(uid: int, base: Path, serve, look=lambda sb, got: got) -> dict:
+def _as_a_user(uid: int, base: Path, serve, look=lambda sb, got: got, device: str = "cpu") -> dict:
     """What a process sandbox running `serve` first sends, read by `look(sandbox, message)` while it lives, where the
-    judge is a fork of this test dropped to `uid` (a user's harness: its temp dir and lock files in `base`)."""
+    judge is a fork of this test dropped to `uid` (a user's harness: its temp dir and lock files in `base`); `device`
+    picks the sandbox's rules (nothing here touches a GPU)."""
     import json
 
-    from kb_data.harness import channel
+    from kb_data.harness import channel, confine
 
     read, write = os.pipe()
     pid = os.fork()
@@ -142,8 +176,9 @@ def _as_a_user(uid: int, base: Path, serve, look=lambda sb, got: got) -> dict:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
+            confine.libc().prctl(confine.PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a user's own process is: its /proc files its
             tempfile.tempdir = str(base)
-            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), "cpu", base / "locks")
+            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), device, base / "locks")
             try:
                 sb.start(serve)
                 got = look(sb, channel.recv(sb.sock, timeout_s=60))
@@ -159,7 +194,8 @@ def _as_a_user(uid: int, base: Path, serve, look=lambda sb, got: got) -> dict:
     return json.loads(raw or b"{}")
 
 
-def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_network_no_judge(tmp_path):
+@pytest.mark.parametrize("device", ["cpu", "cuda:0"])
+def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_network_no_judge(device):
     """The process level is what a user who is not root gets: the sandbox runs as that user, with no namespace of
     its own. A submission graded so read ~/.cache/huggingface/token and reached the host's loopback (session 46).
     Landlock must keep it to its work dir and the interpreter's and this package's folders for reading (the strong
@@ -190,7 +226,8 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
             listener.bind(str(base / "listener"))
             os.chown(base / "listener", uid, uid)
             listener.listen(1)
-            got = _as_a_user(uid, base, _reach_out_then_report([str(p) for p in secrets], str(base / "listener")))
+            got = _as_a_user(uid, base, _reach_out_then_report([str(p) for p in secrets], str(base / "listener")),
+                             device=device)
     finally:
         remove_tree(home)
         remove_tree(base)
@@ -201,9 +238,16 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     # root's `mktemp -d`, 0700), the file system's own permissions refuse that uid first
     if all(os.stat(d).st_mode & 0o001 for d in Path(sandbox.__file__).resolve().parents):
         assert got["package"] == "done", got
-    assert got["ipv4"] == got["ipv6"] == got["user's listener"] == "EPERM", got  # no socket of its own at all
+    assert got["ipv4"] == got["ipv6"] == "EAFNOSUPPORT", got
+    # a seqpacket socket (CUDA's start makes two) but no connect: no socket that reaches one by its path
+    assert got["unix seqpacket"] == "done" and got["unix stream"] == got["unix datagram"] == "EPERM", got
+    assert got["user's listener"] == "EPERM", got
     assert got["judge environ"] == got["terminals"] == "EACCES" and got["temp dir is its work dir"], got
     assert got["judge signal"] == ("EPERM" if confine.landlock_abi() >= 6 else "done"), got
+    # on a GPU it names its own threads through /proc, as CUDA's start does, and writes nothing there of the judge's
+    # (the judge and the sandbox's first process make their files there root's: a GPU sandbox raised their OOM score)
+    assert got["own thread comm"] == ("done" if device.startswith("cuda") else "EACCES"), got
+    assert {got[k] for k in ("judge mem", "judge comm", "judge oom_score_adj", "parent oom_score_adj")} == {"EACCES"}, got
 
 
 def _double_fork_then_report(sock) -> None:
@@ -246,46 +290,6 @@ def test_a_process_a_user_sandbox_orphans_stays_in_its_tree_and_dies_with_it(tmp
     while not gone() and time.monotonic() < end:
         time.sleep(0.05)
     assert gone(), got
-
-
-def _read_then_report(path: str):
-    def serve(sock) -> None:
-        from kb_data.harness import channel
-
-        try:
-            open(path).read()
-            got = "read"
-        except OSError as e:
-            got = type(e).__name__
-        channel.send(sock, {"got": got})
-        _sleep_forever(sock)
-    return serve
-
-
-def test_a_gpu_grading_at_the_process_level_has_no_landlock_for_now(tmp_path):
-    """On the H100 every grading at the process level by a user who is not root failed at CUDA's start (error 304)
-    under Landlock's rules, as the strong level's had (SECURITY.md, Residual risks): a GPU grading's process sandbox
-    keeps the seccomp filter alone until the rule is found. A CPU grading's reads stay held."""
-    from kb_data.harness import channel, confine
-    from kb_data.io import lock_dir
-
-    if confine.landlock_abi() < 1:
-        pytest.skip("this kernel has no Landlock")
-    outside = Path(tempfile.mkdtemp(prefix="kb-outside-")) / "file"  # the host's /tmp: hidden from a CPU grading
-    outside.write_text("x")
-    os.chmod(outside.parent, 0o755)
-    got = {}
-    try:
-        for device in ("cpu", "cuda:0"):  # the sandbox only: nothing here touches a GPU
-            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), device, lock_dir())
-            try:
-                sb.start(_read_then_report(str(outside)))
-                got[device] = channel.recv(sb.sock, timeout_s=60)["got"]
-            finally:
-                sb.close()
-    finally:
-        remove_tree(outside.parent)
-    assert got == {"cpu": "PermissionError", "cuda:0": "read"}, got
 
 
 def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_in_is_not(monkeypatch):
