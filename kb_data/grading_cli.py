@@ -103,16 +103,10 @@ def _check_fits(pid: str, min_bytes: int | None, force: bool) -> None:
                          "fits (`kb ls --fits`), or pass --ignore-memory to try anyway")
 
 
-def _warn_if_unsandboxed(level: str, device: str) -> None:
-    from .harness.sandbox import resolve_level
-
+def _warn_if_unsandboxed(level: str) -> None:
     if level == "none":
         print("WARNING: --sandbox none: the submission runs with this user's rights, its network and its files "
               "(its verdict is still decided in the judge's process)", file=sys.stderr)
-    elif device.startswith("cuda") and os.geteuid() != 0 and resolve_level(level) == "process":
-        print("WARNING: a GPU grading at the process level, as a user who is not root: the submission can read and "
-              "write this user's files (no Landlock on a GPU: SECURITY.md, Residual risks); grade untrusted code as "
-              "root", file=sys.stderr)
 
 
 def cmd_eval(args) -> int:
@@ -130,7 +124,7 @@ def cmd_eval(args) -> int:
                   measure_baseline=True if args.measure_baseline else None, pair_reference=not args.no_pair,
                   sandbox=args.sandbox, memory_limit_gb=args.memory_limit_gb, progress=not args.batch,
                   resident_judge=False if args.fresh_judge else None)
-    _warn_if_unsandboxed(args.sandbox, device)
+    _warn_if_unsandboxed(args.sandbox)
     if args.batch:
         return _eval_batch(args, opt, baselines, device)
     if not (args.problem and args.submission):
@@ -249,7 +243,7 @@ def cmd_calibrate(args) -> int:
     baselines = BaselineIndex.from_files(args.baselines) if args.baselines else BaselineIndex.shipped()
     opt = Options(device=args.device, gpu=args.gpu, trials=args.trials, warmup=args.warmup, timeout_s=args.timeout,
                   sandbox=args.sandbox)
-    _warn_if_unsandboxed(args.sandbox, device)
+    _warn_if_unsandboxed(args.sandbox)
     vs, failures = calibrate(ids, args.out, variants=variants, problems_root=args.problems, options=opt,
                              workers=args.workers, baselines=baselines)
     print(report(vs))
