@@ -180,8 +180,8 @@ def enter(setup: dict) -> None:
 # Landlock (Linux 5.13 on): at the process level, which mounts nothing, the file system's world-writable folders (/tmp,
 # /var/tmp) and whatever the caller's uid may write stay out of the submission's reach; there and at the strong level of a
 # CPU grading, /proc's files (a process that made itself dumpable, or one exec'd, wrote its code through /proc/self/mem
-# for the CPU sampler to read the file's; at the strong level on a GPU the CUDA driver then failed: cudaGetDeviceCount's
-# error 304, on an H100 in session 43); /dev/shm stays in (multiprocessing's
+# for the CPU sampler to read the file's; a GPU grading writes there, CUDA's start naming its threads: enter()); /dev/shm
+# stays in (multiprocessing's
 # semaphores and torch's shared tensors live there; its pages are charged to the sandbox's memory cap). The rights that
 # write are handled: writing a file (1), removing and making entries (4-12), linking across folders (13, ABI 2),
 # truncating (14, ABI 3). At the process level reads are handled too (reading a file, 2; listing a folder, 3), so that
