@@ -305,3 +305,24 @@ def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_i
     needed = sandbox._needed_paths()
     assert str(Path(kb_data.__file__).resolve().parent) in needed and str(Path(sandbox.__file__).resolve().parent) in needed
     assert checkout not in needed
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", ["honest/triton_gelu", "honest/cuda_layernorm"])
+def test_cuda_starts_in_a_process_sandbox_under_its_rules(entry):
+    """The process level's Landlock and seccomp rules stopped CUDA's start (cudaGetDeviceCount's error 304: every GPU
+    grading at that level as a user ended `runtime_error`, session 46): it names its threads through /proc and makes
+    unix seqpacket sockets. Triton and a load_inline extension graded there (as root: the sandbox's own uid, the same
+    rules) must be ok."""
+    import torch
+
+    from kb_data.harness.grade import Options, grade
+    from kb_data.problems import ProblemSet
+    from tests.corpus import entries
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    e = next(e for e in entries() if str(e.path).endswith(f"{entry}.py"))
+    rec = grade(ProblemSet().load(e.problem), e.path.read_text(), name=e.path.name,
+                options=Options(device="cuda:0", sandbox="process"))[0]
+    assert rec.sandbox == "process" and rec.status == "ok" and rec.correct, (rec.status, rec.error)
