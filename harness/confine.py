@@ -215,11 +215,12 @@ def landlock_abi() -> int:
     return libc().syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # flag 1: the version, no ruleset
 
 
-def restrict_files(writable: list[str], readable: list[str] | None = None, scoped: bool = False) -> bool:
+def restrict_files(writable: list[str] | None, readable: list[str] | None = None, scoped: bool = False) -> bool:
     """From here on this process and all it starts may write to the file system only beneath `writable` (folders:
-    any write there; files, a device say: their contents); with `readable`, read only beneath it and `writable`; with
-    `scoped`, signal and reach abstract unix sockets of its own processes only (where the kernel can). False where the
-    kernel has no Landlock."""
+    any write there; files, a device say: their contents; None: anywhere); with `readable`, read only beneath it and
+    `writable`; with `scoped`, signal and reach abstract unix sockets of its own domain only, those made in it
+    included (where the kernel can). False where the kernel has no Landlock, or, with nothing but the scope to hold,
+    none that scopes."""
     import ctypes
 
     class PathBeneath(ctypes.Structure):
@@ -228,15 +229,16 @@ def restrict_files(writable: list[str], readable: list[str] | None = None, scope
 
     c = libc()
     abi = landlock_abi()
-    if abi < 1:
+    if abi < 1 or (writable is None and readable is None and abi < 6):
         return False
-    writes, reads = LANDLOCK_WRITES[min(abi, 3)], LANDLOCK_READS if readable is not None else 0
+    writes = LANDLOCK_WRITES[min(abi, 3)] if writable is not None else 0
+    reads = LANDLOCK_READS if readable is not None else 0
     attr = (ctypes.c_uint64 * 3)(writes | reads, 0, LANDLOCK_SCOPES if scoped and abi >= 6 else 0)
     ruleset = c.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(attr), 24 if attr[2] else 8, 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        for path, rights in [(p, writes | reads) for p in writable] + [(p, reads) for p in readable or ()]:
+        for path, rights in [(p, writes | reads) for p in writable or ()] + [(p, reads) for p in readable or ()]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
@@ -312,11 +314,12 @@ TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll
 # by a datagram sent to it (sendto needs no connect: red team, session 46), which Landlock holds neither of. The uid's
 # own sockets were reachable, the harness's own multiprocessing forkserver among them: a submission graded by a user
 # who is not root found its listener in /proc/net/unix and had it unpickle an object outside the sandbox (session 46);
-# an ssh agent or a docker socket would be as near. So connect is refused and socket makes only the type that sends
-# nothing unconnected (seqpacket: CUDA's start makes two, its MPS client's among them, and fails without them: error
-# 304 on an H100, session 47). Its own processes talk through socketpairs and pipes.
-PATH_SOCKET_SYSCALLS = ("connect",)  # socketpair stays: a pair's ends have no path to reach
-LOCAL_SOCKET_TYPES = (5,)  # SOCK_SEQPACKET
+# an ssh agent or a docker socket would be as near. So connect is refused and socket makes only the types that send
+# nothing unconnected (CUDA's start makes two seqpacket ones, its MPS client's among them, and fails without them: error
+# 304 on an H100, session 47). Its own processes talk through socketpairs and pipes, of the same types: a datagram
+# pair's end sends to any path it names (red team, session 47).
+PATH_SOCKET_SYSCALLS = ("connect",)
+LOCAL_SOCKET_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET: unconnected, they send nothing (sendto: EOPNOTSUPP, ENOTCONN)
 PR_SET_CHILD_SUBREAPER = 36
 # and, by pseudo-names, calls refused only for some arguments (ARGUMENT_RULES), where the CPU sampler reads the code
 # the samples fall in from its file: a mapping moved over a chosen address (mremap's MREMAP_FIXED or
@@ -371,7 +374,7 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS, families: tup
                     types: tuple | None = None) -> list[tuple[int, int, int, int]]:
     """The classic-BPF filter (code, jt, jf, k): another ABI than this machine's is killed (i386 calls on x86_64),
     x32 calls and the `denied` ones get EPERM, a socket of a family not in `families` gets EAFNOSUPPORT and, with
-    `types`, a socket (not a socketpair) of another type EPERM; everything else runs."""
+    `types`, a socket or socketpair of another type EPERM; everything else runs."""
     import errno
 
     if machine not in SYSCALLS:
@@ -393,7 +396,7 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS, families: tup
     allow = (ret, 0, 0, SECCOMP_RET_ALLOW)
     for call in SOCKET_CALLS[machine]:  # the call's number (offset 0), then its family (args[0]'s low word, offset 16)
         block = [(ld, 0, 0, 16)] + _one_of(families) + [(ret, 0, 0, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT)]
-        if types is not None and call == SOCKET_CALLS[machine][0]:  # its type: args[1]'s low word less its flags
+        if types is not None:  # its type: args[1]'s low word less its flags
             block += [(ld, 0, 0, 24), (0x54, 0, 0, 0xF)] + _one_of(types) + [(ret, 0, 0, eperm)]  # 0x54: BPF_ALU|AND|K
         prog += [(ld, 0, 0, 0), (jeq, 0, len(block) + 1, call)] + block + [allow]
     return prog + [allow]
@@ -479,9 +482,11 @@ def _mounts() -> list[tuple[str, set]]:
 
 # Inside the sandbox (runs before any untrusted code, in the forked process)
 
-def _end_as(server: int) -> None:
+def _end_as(server: int, scoped: bool = False) -> None:
     """As a sandbox's first process: wait for its server, kill and reap whatever else the tree left (a child
-    subreaper's orphans are its children), then end the way the server ended, so the judge can name its signal."""
+    subreaper's orphans are its children), then end the way the server ended, so the judge can name its signal. Its
+    judge's SIGTERM (Sandbox.kill) ends the tree at once."""
+    signal.signal(signal.SIGTERM, lambda *_: (_reap_the_rest(scoped), os._exit(128 + signal.SIGTERM)))
     status = 0
     while True:
         try:
@@ -491,22 +496,37 @@ def _end_as(server: int) -> None:
         if done == server:
             status = got
             break
-    me = os.getpid()
-    while True:
-        for pid in os.listdir("/proc"):
-            if pid.isdigit() and (parent_and_inner_pid(int(pid)) or (0, 0))[0] == me:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _reap_the_rest(scoped)
     if os.WIFSIGNALED(status):
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _reap_the_rest(scoped: bool) -> None:
+    """Kill and reap every process of the tree but this one. `scoped`: this process's Landlock domain holds its
+    signals to the tree, so one kill(-1) reaches all of it at once, and a fork racing it fails (a process hopping
+    from pid to pid, its parent gone the moment it forked, escaped the scans: red team, session 47); else each pass
+    kills this process's children (its orphans among them)."""
+    me = os.getpid()
+    while True:
+        if scoped:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            for pid in os.listdir("/proc"):
+                if pid.isdigit() and (parent_and_inner_pid(int(pid)) or (0, 0))[0] == me:
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except OSError:
+                        pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
 
 
 def child_main(setup: dict, sock: socket.socket, serve) -> None:
@@ -543,11 +563,13 @@ def child_main(setup: dict, sock: socket.socket, serve) -> None:
         # double-forked was reparented to PID 1, ran while the reference was timed and outlived its grading, as a
         # user who is not root: red team, session 46); it ends once the server has, and what it left with it
         libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # Landlock's condition, for a user who is not root
+        scoped = restrict_files(None, scoped=True)  # a domain of its own, the server's made inside it: _reap_the_rest
         first = os.getpid()
         pid = os.fork()
         if pid:
             sock.close()
-            _end_as(pid)
+            _end_as(pid, scoped)
         parent_gone = lambda: os.getppid() != first
         die_with_parent(parent_gone)
     enter(setup)

@@ -393,10 +393,17 @@ class Sandbox:
 
     # -- ending -----------------------------------------------------------
     def kill(self) -> None:
-        """Kill the whole tree (its cgroup at once, then repeatedly whatever a full scan finds, until nothing of it
-        is left)."""
+        """Kill the whole tree (its cgroup at once; at the process level, its first process kills the rest; then
+        repeatedly whatever a full scan finds, until nothing of it is left)."""
         if self.cgroup is not None:
             self.cgroup.kill()
+        if self.level == "process" and self.alive():  # its first process ends the tree first (confine._end_as)
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+                os.kill(self.pid, signal.SIGCONT)  # where a pause had stopped it
+            except OSError:
+                pass
+            self.wait(2)
         for _ in range(50):
             pids = [p for p in self.pids(scan=True) if p != os.getpid()]
             if self.alive():

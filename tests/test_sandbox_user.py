@@ -108,6 +108,8 @@ def _reach_out_then_report(secrets: list[str], listener: str):
         got["unix stream"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
         got["unix datagram"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
         got["unix seqpacket"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close())
+        got["datagram pair"] = attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0].close())
+        got["stream pair to a path"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].sendto(b"x", listener))
         got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).connect(listener))
         got["terminals"] = attempt(lambda: os.listdir("/dev/pts"))
         got["temp dir is its work dir"] = tempfile.gettempdir() == os.getcwd()  # not the judge's, cached before the fork
@@ -239,8 +241,10 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     if all(os.stat(d).st_mode & 0o001 for d in Path(sandbox.__file__).resolve().parents):
         assert got["package"] == "done", got
     assert got["ipv4"] == got["ipv6"] == "EAFNOSUPPORT", got
-    # a seqpacket socket (CUDA's start makes two) but no connect: no socket that reaches one by its path
-    assert got["unix seqpacket"] == "done" and got["unix stream"] == got["unix datagram"] == "EPERM", got
+    # connection-oriented sockets (CUDA's start makes two seqpacket ones) but no connect: no socket that reaches one by
+    # its path (a datagram pair's end sent to a user's socket by its path: red team, session 47)
+    assert got["unix seqpacket"] == got["unix stream"] == "done", got
+    assert got["unix datagram"] == got["datagram pair"] == "EPERM" and got["stream pair to a path"] == "EISCONN", got
     assert got["user's listener"] == "EPERM", got
     assert got["judge environ"] == got["terminals"] == "EACCES" and got["temp dir is its work dir"], got
     assert got["judge signal"] == ("EPERM" if confine.landlock_abi() >= 6 else "done"), got
@@ -290,6 +294,51 @@ def test_a_process_a_user_sandbox_orphans_stays_in_its_tree_and_dies_with_it(tmp
     while not gone() and time.monotonic() < end:
         time.sleep(0.05)
     assert gone(), got
+
+
+def _hop_then_report(hops):
+    """A sandboxed process that starts four processes hopping from pid to pid (each forks and its parent exits at
+    once), each counting its hops in its slot of `hops` (shared memory the test made), then reports."""
+    def serve(sock) -> None:
+        from kb_data.harness import channel
+
+        for slot in range(4):
+            if os.fork() == 0:
+                n, end = 0, time.monotonic() + 30
+                while time.monotonic() < end:
+                    if os.fork():
+                        os._exit(0)
+                    n += 1
+                    hops[8 * slot:8 * slot + 8] = n.to_bytes(8, "little")
+                os._exit(0)
+        time.sleep(0.3)
+        channel.send(sock, {"hopping": True})
+        _sleep_forever(sock)
+    return serve
+
+
+def test_processes_hopping_from_pid_to_pid_end_with_the_sandbox():
+    """Found by a scan of the tree and killed pid by pid with the first process among them, hoppers escaped: a hop
+    made once the first process had died went to PID 1, out of the tree, and ran on after the grading (red team,
+    session 47: in 2 of 3 runs). Where Landlock scopes signals (ABI 6), the first process's kill(-1) ends its whole
+    domain at once: no hop is counted once the sandbox is closed."""
+    import mmap
+
+    from kb_data.harness import confine
+
+    if confine.landlock_abi() < 6:
+        pytest.skip("this kernel cannot scope signals (Landlock ABI 6)")
+    uid, base = 61_048, Path(tempfile.mkdtemp(prefix="kb-user-"))
+    os.chown(base, uid, uid)
+    hops = mmap.mmap(-1, 32)  # shared with every fork
+    try:
+        for _ in range(3):
+            assert _as_a_user(uid, base, _hop_then_report(hops)) == {"hopping": True}
+            before = bytes(hops)
+            time.sleep(0.5)
+            assert bytes(hops) == before and any(before), before
+    finally:
+        remove_tree(base)
 
 
 def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_in_is_not(monkeypatch):
