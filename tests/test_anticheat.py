@@ -49,7 +49,8 @@ def _assert_verdict(entry, rec):
     print(where, flush=True)  # with -s, a device run that is cut short still shows every verdict so far
     bound = json.loads(rec.flag_details or "{}").get("timing_bound")
     print(f"sandbox_freezes {entry.path.stem} {details.get('sandbox_freezes')}", flush=True)
-    print(f"timing_bound {entry.path.stem} speedup={rec.speedup} {json.dumps(bound)} {rec.harness_seconds}", flush=True)
+    print(f"timing_bound {entry.path.stem} speedup={rec.speedup} {json.dumps(bound)} {rec.harness_seconds} "
+          f"outputs_watched={details.get('outputs_watched')}", flush=True)
     if entry.status == "ok":
         assert rec.status == "ok" and not failing, where
         assert rec.correct and rec.sol_ms > 0, where
