@@ -72,6 +72,10 @@ def _child(run, jobs, results, log_path: str) -> None:
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    # a session of its own, and so its own autogroup: the grading parent's and the forkserver's stay writable to a
+    # sandbox of their uid (a GPU grading's at the process level may write /proc), and one that set its session's
+    # nice to 19 slowed the judge beside a spinner 25x (red team, session 47)
+    os.setsid()
     gc.freeze()  # what the server imported is never a job's garbage: a resident judge's collection skips it
     _progress_bars_lock_threads_only()
     getattr(run, "prepare_worker", lambda: None)()  # before any job exists in this process

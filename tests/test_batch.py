@@ -323,6 +323,20 @@ def test_a_cpu_only_torch_answers_the_device_list_without_a_child(monkeypatch):
     assert worker.cuda_devices() == [] and worker.cuda_device("cuda:0") is None
 
 
+def _session(_job: dict) -> dict:
+    return {"pid": os.getpid(), "sid": os.getsid(0)}
+
+
+def test_a_judge_leads_a_session_of_its_own():
+    """Its session's autogroup sets its CPU share, and any member's /proc/PID/autogroup sets it: the grading parent
+    and the forkserver, of the user's uid and dumpable, are writable to a GPU grading's process sandbox graded by
+    that user, which set the nice value to 19 (red team, session 47). The judge's worker leads its own session."""
+    from kb_data.harness.worker import run_isolated
+
+    got = run_isolated(_session, {}, 120)
+    assert got["sid"] == got["pid"] != os.getsid(0), got
+
+
 def _frozen_objects(_job: dict) -> dict:
     import gc
 
