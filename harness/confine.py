@@ -320,7 +320,7 @@ TIMER_SYSCALLS = ("timer_create", "setitimer", "alarm", "timerfd_create", "epoll
 # pair's end sends to any path it names (red team, session 47).
 PATH_SOCKET_SYSCALLS = ("connect",)
 LOCAL_SOCKET_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET: unconnected, they send nothing (sendto: EOPNOTSUPP, ENOTCONN)
-PR_SET_CHILD_SUBREAPER = 36
+PR_SET_CHILD_SUBREAPER, PR_SET_NAME = 36, 15
 # and, by pseudo-names, calls refused only for some arguments (ARGUMENT_RULES), where the CPU sampler reads the code
 # the samples fall in from its file: a mapping moved over a chosen address (mremap's MREMAP_FIXED or
 # MREMAP_DONTUNMAP), which, unlike a new mapping, leaves no record in the sampler (code moved away after it ran and a
@@ -485,8 +485,13 @@ def _mounts() -> list[tuple[str, set]]:
 def _end_as(server: int, scoped: bool = False) -> None:
     """As a sandbox's first process: wait for its server, kill and reap whatever else the tree left (a child
     subreaper's orphans are its children), then end the way the server ended, so the judge can name its signal. Its
-    judge's SIGTERM (Sandbox.kill) ends the tree at once."""
+    judge's SIGTERM (Sandbox.kill) ends the tree at once; where `scoped`, its SIGUSR1 and SIGUSR2 stop and continue
+    it (Sandbox.signal_tree)."""
     signal.signal(signal.SIGTERM, lambda *_: (_reap_the_rest(scoped), os._exit(128 + signal.SIGTERM)))
+    if scoped:
+        stops = [0]
+        signal.signal(signal.SIGUSR1, lambda *_: _signal_tree(signal.SIGSTOP, stops))
+        signal.signal(signal.SIGUSR2, lambda *_: _signal_tree(signal.SIGCONT, stops))
     status = 0
     while True:
         try:
@@ -502,6 +507,22 @@ def _end_as(server: int, scoped: bool = False) -> None:
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _signal_tree(sig: int, stops: list[int]) -> None:
+    """As a scoped first process: `sig` to every process of the tree at once (kill(-1): its domain's, a fork racing
+    it fails), then its name set to what the judge waits for (tree_ack)."""
+    stops[0] += sig == signal.SIGSTOP
+    try:
+        os.kill(-1, sig)
+    except OSError:
+        pass
+    libc().prctl(PR_SET_NAME, tree_ack(sig, stops[0]), 0, 0, 0)
+
+
+def tree_ack(sig: int, stop: int) -> bytes:
+    """The name a scoped first process takes once it has sent `sig` for its `stop`th stop (a comm: 15 bytes)."""
+    return f"kb-{'stop' if sig == signal.SIGSTOP else 'cont'}-{stop % 10**6}".encode()
 
 
 def _reap_the_rest(scoped: bool) -> None:

@@ -382,6 +382,17 @@ class Candidate:
                 if (pause.ran_ms or 0.0) > (FROZEN_EXIT_CPU_MS if pause.ended else FROZEN_CPU_MS):
                     self.frozen_cpu = (self.frozen_cpu[0] + 1, self.frozen_cpu[1] + pause.ran_ms)
             return
+        if self.sb.signal_tree(stop=True):  # the whole tree at once, as a freezer would
+            try:
+                yield
+            finally:
+                if not self.sb.signal_tree(stop=False):
+                    for pid in self.sb.pids():
+                        try:
+                            os.kill(pid, signal.SIGCONT)
+                        except OSError:
+                            pass
+            return
         self.unfrozen_pauses += 1
         if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()

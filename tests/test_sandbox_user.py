@@ -341,6 +341,41 @@ def test_processes_hopping_from_pid_to_pid_end_with_the_sandbox():
         remove_tree(base)
 
 
+def test_processes_hopping_from_pid_to_pid_stop_with_the_sandbox():
+    """Without a cgroup the judge paused the sandbox by SIGSTOP to each pid it had found: hoppers ran on through
+    every pause, 47-182 hops in each 0.5 s (red team, session 47), as spinners forked since the last scan had
+    (open/rt_fresh_spinners_slow_reference). The first process stops its whole domain at once (kill(-1)), and says
+    so before the judge goes on."""
+    import mmap
+
+    from kb_data.harness import confine
+
+    if confine.landlock_abi() < 6:
+        pytest.skip("this kernel cannot scope signals (Landlock ABI 6)")
+    uid, base = 61_049, Path(tempfile.mkdtemp(prefix="kb-user-"))
+    os.chown(base, uid, uid)
+    hops = mmap.mmap(-1, 32)
+
+    def look(sb, got):
+        out = {"stopped": [], "hops while stopped": [], "hops after": []}
+        for _ in range(3):
+            out["stopped"].append(sb.signal_tree(stop=True))
+            before = bytes(hops)
+            time.sleep(0.3)
+            out["hops while stopped"].append(bytes(hops) != before)
+            out["continued"] = sb.signal_tree(stop=False)
+            before = bytes(hops)
+            time.sleep(0.1)
+            out["hops after"].append(bytes(hops) != before)
+        return out
+    try:
+        got = _as_a_user(uid, base, _hop_then_report(hops), look)
+    finally:
+        remove_tree(base)
+    assert got == {"stopped": [True] * 3, "hops while stopped": [False] * 3, "hops after": [True] * 3,
+                   "continued": True}, got
+
+
 def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_in_is_not(monkeypatch):
     """The folders a process sandbox may read beside the system's name this package's modules, not the checkout of
     an editable install, whose .kb/ holds other submissions' builds and the store (a submission listed 39 builds
