@@ -12,12 +12,13 @@ previous batch's outputs, which is not what the judge takes at the batch's end (
 one counted batch of 5 calls is over in a millisecond or two, and a loaded host can leave the watch's thread unrun
 for all of it: caught 9 of 12 with three more pytest workers beside it, 10 of 10 at 30 trials (session 36); at 30
 trials, ok once in eight runs of the test command, 16 of 16 caught with four gradings at once (session 37). Graded here
-at 60 trials: four counted batches. The record says in how many batches the watch read delivered outputs
+at 120 trials: eight counted batches (at 60, four, a fresh clone's test run beside a helper and two more
+pytest workers graded it ok once: session 47). The record says in how many batches the watch read delivered outputs
 (`outputs_watched`).
 Problem: v3/level1/26_GELU_
 Verdict: caught
 Device: cpu
-Options: needs_cgroup, trials_60
+Options: needs_cgroup, trials_120
 """
 import math
 import sys
