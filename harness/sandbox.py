@@ -183,6 +183,7 @@ class Sandbox:
         self.exit_code: int | None = None
         self._spawner: Spawner | None = None
         self._tree_stops = 0  # the stops signal_tree asked of the first process (its acknowledgement names them)
+        self.unacked_stop = False  # one it asked for and was not told of in time: it may still come
         self.sock: socket.socket | None = None
         self.peak_rss = 0
         self._memory_exceeded: str | None = None
@@ -436,10 +437,12 @@ class Sandbox:
         while time.monotonic() < end:
             try:
                 if read_text(f"/proc/{self.pid}/comm").strip().encode() == want:
+                    self.unacked_stop = False
                     return True
             except OSError:
                 return False
             time.sleep(0.0001)
+        self.unacked_stop = self.unacked_stop or stop
         return False
 
     def log_tail(self, n: int = 2000) -> str:

@@ -412,6 +412,8 @@ class Candidate:
                     os.kill(pid, signal.SIGCONT)
                 except OSError:
                     pass
+            if self.sb.unacked_stop:  # its first process's stop, late, would leave the tree stopped: continued after it
+                self.sb.signal_tree(stop=False)
 
     def close(self, res: dict) -> None:
         try:

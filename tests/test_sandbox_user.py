@@ -364,8 +364,9 @@ def test_processes_hopping_from_pid_to_pid_stop_with_the_sandbox():
             time.sleep(0.3)
             out["hops while stopped"].append(bytes(hops) != before)
             out["continued"] = sb.signal_tree(stop=False)
-            before = bytes(hops)
-            time.sleep(0.1)
+            before, end = bytes(hops), time.monotonic() + 10  # a loaded host may leave them unrun a while
+            while bytes(hops) == before and time.monotonic() < end:
+                time.sleep(0.01)
             out["hops after"].append(bytes(hops) != before)
         return out
     try:
@@ -374,6 +375,44 @@ def test_processes_hopping_from_pid_to_pid_stop_with_the_sandbox():
         remove_tree(base)
     assert got == {"stopped": [True] * 3, "hops while stopped": [False] * 3, "hops after": [True] * 3,
                    "continued": True}, got
+
+
+def test_a_stop_its_first_process_makes_too_late_is_undone():
+    """The judge waits a second for the first process to say the tree is stopped, then stops the pids it found. A
+    stop made after that (its first process unrun a while, on a loaded host) would leave the tree stopped once the
+    judge had resumed it, and the candidate timed out: the judge's resume asks for a continue after it."""
+    import mmap
+    import signal
+
+    from kb_data.harness import confine, session
+
+    if confine.landlock_abi() < 6:
+        pytest.skip("this kernel cannot scope signals (Landlock ABI 6)")
+    uid, base = 61_050, Path(tempfile.mkdtemp(prefix="kb-user-"))
+    os.chown(base, uid, uid)
+    hops = mmap.mmap(-1, 32)
+
+    def runs() -> bool:
+        before, end = bytes(hops), time.monotonic() + 10
+        while bytes(hops) == before and time.monotonic() < end:
+            time.sleep(0.01)
+        return bytes(hops) != before
+
+    def look(sb, got):
+        cand = session.Candidate.__new__(session.Candidate)  # the pause alone: its sandbox and pid list
+        cand.sb, cand._pids, cand._pauses, cand.unfrozen_pauses = sb, None, 0, 0
+        os.kill(sb.pid, signal.SIGSTOP)  # its first process, unrun past the judge's wait
+        with cand.paused():
+            out = {"fell back": cand.unfrozen_pauses == 1 and sb.unacked_stop}
+            os.kill(sb.pid, signal.SIGCONT)  # ... then its stop lands, while the judge still times
+        out["runs after the pause"] = runs()
+        out["told"] = not sb.unacked_stop
+        return out
+    try:
+        got = _as_a_user(uid, base, _hop_then_report(hops), look)
+    finally:
+        remove_tree(base)
+    assert got == {"fell back": True, "runs after the pause": True, "told": True}, got
 
 
 def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_in_is_not(monkeypatch):
