@@ -80,6 +80,7 @@ class Candidate:
         self.gate_page = None  # a GPU candidate's gate (SlotArena.gate_page), once it has tried it
         self.gates = 1  # the last gate's number: each timed batch gets the next
         self.unfrozen_pauses = 0  # pauses whose cgroup freeze did not complete, or that had no cgroup to freeze
+        self.unstopped_trees = 0  # pauses whose stop its first process did not report in time (Sandbox.signal_tree)
         self.freezes_ms: list[float] = []  # how long each cgroup freeze took to complete (or to give up)
         self.frozen_cpu = (0, 0.0)  # pauses in which the frozen sandbox's cgroup still ran, and the CPU ms it ran
         self.sampled: dict[str, dict] = {}  # per stage, the CPU time its batches spent in the framework's code
@@ -394,6 +395,7 @@ class Candidate:
                             pass
             return
         self.unfrozen_pauses += 1
+        self.unstopped_trees += self.sb.unacked_stop
         if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()
         self._pauses += 1

@@ -222,6 +222,9 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             flag(res, "check_failed", f"the sandbox's cgroup did not freeze within {FREEZE_WAIT_S:g} s in "
                  f"{cand.unfrozen_pauses} pause(s): its processes ran beside the reference's timed calls (a process "
                  "held in one long system call outwaits the freeze: tests/corpus/open/rt18_unfreezable_kernel_work_gelu)")
+        if cand.unstopped_trees:  # its first process, slowed (the idle class: red team, session 47), or the host's
+            flag(res, "check_failed", f"the sandbox's first process did not report its tree stopped within 1 s in "
+                 f"{cand.unstopped_trees} pause(s): what the judge's pids missed ran beside the reference's timed calls")
         if cand.frozen_cpu[0]:  # what the sandbox ran while frozen ran beside the reference's timed calls
             flag(res, "reference_tampered", f"the sandbox ran {cand.frozen_cpu[1]:.3g} ms of CPU while it was frozen "
                  f"for the reference's timed calls (in {cand.frozen_cpu[0]} of them): a process of it that a fatal "
@@ -248,7 +251,7 @@ def _interrupt_check(res: dict, ctx: dict, batches: list, rules) -> None:
     slowed a CPU reference 3-10x (red team, session 35: timerfds in six processes, every batch). A CPU past
     `interrupt_storm_per_s` over its rate and `interrupt_storm_min` interrupts in one batch is a storm, per CPU, so
     that a large host's other CPUs (their timers, their jobs) do not add up to one. It was reference_tampered; since
-    session 39 a CPU grading's sandbox can arm no timer (confine.TIMER_SYSCALLS), and the count is host-wide: a
+    session 39 a CPU grading's sandbox can arm no timer (seccomp.TIMER_SYSCALLS), and the count is host-wide: a
     neighbour's storm made an honest grading beside it fail here (red team, session 39). A storm is recorded, not
     flagged; the batch it slowed counts at most `reference_batch_slack` x the quickest in the speedup
     (capped_reference_batches)."""

@@ -307,7 +307,7 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
     (hostile/denied_syscalls, socket_families_refused_gelu, timer_fanout_refused_on_a_cpu_gelu and
     moved_mapping_refused_on_a_cpu_gelu and proc_self_mem_refused_on_a_cpu_gelu check the refusals themselves inside a real
     sandbox); a socket's family is compared only where the call is socket or socketpair; the calls that fan a frozen sandbox's timers out are in a program only where asked (CPU gradings)."""
-    from kb_data.harness import confine
+    from kb_data.harness import seccomp
 
     def compared(program, offset):
         """The constants the program compares with the word it loaded from this offset (0: the call's number, 16:
@@ -320,35 +320,37 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
                 out.add(k)
         return out
 
-    every = confine.DENIED_SYSCALLS + confine.TIMER_SYSCALLS + confine.PATH_SOCKET_SYSCALLS + tuple(confine.ARGUMENT_RULES)
-    ruled = {call for rules in confine.ARGUMENT_RULES.values() for call, *_ in rules}  # refused for some arguments only
-    named = set(every) - set(confine.ARGUMENT_RULES) | ruled
-    for machine, (_, numbers) in confine.SYSCALLS.items():
+    every = (seccomp.DENIED_SYSCALLS + seccomp.TIMER_SYSCALLS + seccomp.SCHEDULING_SYSCALLS + seccomp.PATH_SOCKET_SYSCALLS
+             + tuple(seccomp.ARGUMENT_RULES))
+    ruled = {call for rules in seccomp.ARGUMENT_RULES.values() for call, *_ in rules}  # refused for some arguments only
+    named = set(every) - set(seccomp.ARGUMENT_RULES) | ruled
+    for machine, (_, numbers) in seccomp.SYSCALLS.items():
         assert set(numbers) <= named, machine
         assert len(set(numbers.values())) == len(numbers), machine
-        tested = compared(confine.seccomp_program(machine, every), 0)
+        tested = compared(seccomp.seccomp_program(machine, every), 0)
         assert set(numbers.values()) <= tested, machine
-        plain = compared(confine.seccomp_program(machine), 0)
-        asked = {numbers[n] for n in confine.TIMER_SYSCALLS + confine.PATH_SOCKET_SYSCALLS + tuple(ruled) if n in numbers}
-        assert not plain & (asked - set(confine.SOCKET_CALLS[machine])), machine  # only if asked (socket: its family)
+        plain = compared(seccomp.seccomp_program(machine), 0)
+        asked = {numbers[n] for n in seccomp.TIMER_SYSCALLS + seccomp.SCHEDULING_SYSCALLS + seccomp.PATH_SOCKET_SYSCALLS
+                 + tuple(ruled) if n in numbers}
+        assert not plain & (asked - set(seccomp.SOCKET_CALLS[machine])), machine  # only if asked (socket: its family)
         # each argument rule compares the argument it names with its constant, right after loading it
-        program = confine.seccomp_program(machine, every)
-        for call, arg, k, how in (r for rules in confine.ARGUMENT_RULES.values() for r in rules):
+        program = seccomp.seccomp_program(machine, every)
+        for call, arg, k, how in (r for rules in seccomp.ARGUMENT_RULES.values() for r in rules):
             at = next(i for i, (code, _, _, n) in enumerate(program) if code == 0x15 and n == numbers[call]
                       and program[i + 1] == (0x20, 0, 0, 16 + 8 * arg))
             assert program[at + 2] == (0x45 if how == "any" else 0x15, 0, 1, k)
-        assert set(confine.SOCKET_CALLS[machine]) <= plain  # the family compared: no default refusal of the call
-        assert not set(confine.SOCKET_CALLS[machine]) & {numbers[n] for n in confine.DENIED_SYSCALLS if n in numbers}
-        assert compared(confine.seccomp_program(machine), 16) == set(confine.SOCKET_FAMILIES), machine
-        local = confine.seccomp_program(machine, families=confine.LOCAL_SOCKET_FAMILIES)  # the process level's
-        assert compared(local, 16) == set(confine.LOCAL_SOCKET_FAMILIES) == {1}, machine
+        assert set(seccomp.SOCKET_CALLS[machine]) <= plain  # the family compared: no default refusal of the call
+        assert not set(seccomp.SOCKET_CALLS[machine]) & {numbers[n] for n in seccomp.DENIED_SYSCALLS if n in numbers}
+        assert compared(seccomp.seccomp_program(machine), 16) == set(seccomp.SOCKET_FAMILIES), machine
+        local = seccomp.seccomp_program(machine, families=seccomp.LOCAL_SOCKET_FAMILIES)  # the process level's
+        assert compared(local, 16) == set(seccomp.LOCAL_SOCKET_FAMILIES) == {1}, machine
         assert not compared(local, 24), machine  # a socket's type is compared only where asked (the process level)
-        typed = confine.seccomp_program(machine, families=confine.LOCAL_SOCKET_FAMILIES, types=confine.LOCAL_SOCKET_TYPES)
-        assert compared(typed, 24) == set(confine.LOCAL_SOCKET_TYPES) == {1, 5}, machine  # stream, seqpacket
-        assert sum(ins == (0x20, 0, 0, 24) for ins in typed) == len(confine.SOCKET_CALLS[machine]), machine
-    assert set(confine.SYSCALLS["x86_64"][1]) == named
+        typed = seccomp.seccomp_program(machine, families=seccomp.LOCAL_SOCKET_FAMILIES, types=seccomp.LOCAL_SOCKET_TYPES)
+        assert compared(typed, 24) == set(seccomp.LOCAL_SOCKET_TYPES) == {1, 5}, machine  # stream, seqpacket
+        assert sum(ins == (0x20, 0, 0, 24) for ins in typed) == len(seccomp.SOCKET_CALLS[machine]), machine
+    assert set(seccomp.SYSCALLS["x86_64"][1]) == named
     with pytest.raises(OSError, match="no system call table for riscv64"):
-        confine.seccomp_program("riscv64")
+        seccomp.seccomp_program("riscv64")
 
 
 def test_the_weights_report_keeps_state_dict_keys_only():

@@ -82,7 +82,7 @@ def test_no_harness_process_unpickles_what_a_submission_sends_to_a_unix_socket_i
     assert rec.status == "ok" and rec.sandbox == level and not marker.exists(), (rec.status, rec.error)
 
 
-def _reach_out_then_report(secrets: list[str], listener: str):
+def _reach_out_then_report(secrets: list[str], listener: str, schedule: bool = False):
     """A sandboxed process that tries what a submission graded by a user (not root) could reach as that user: files
     of the user's outside its work dir, the network, the judge that started it (its parent, of the same uid) and a
     unix socket of the user's listening at a path (as the harness's multiprocessing forkserver does)."""
@@ -117,6 +117,8 @@ def _reach_out_then_report(secrets: list[str], listener: str):
         got["judge signal"] = attempt(lambda: os.kill(os.getppid(), 0))
         got["own child signal"] = attempt(lambda: _signal_own_child())
         got.update(_write_in_proc())
+        if schedule:  # on the CPU grading's rules: a GPU's leave them (SECURITY.md)
+            got.update(_schedule_others())
         channel.send(sock, got)
         _sleep_forever(sock)
     return serve
@@ -151,6 +153,32 @@ def _write_in_proc() -> dict:
     return got
 
 
+def _schedule_others() -> dict:
+    """Calls that reach other processes of its uid with no ptrace check: the judge's scheduling (one core, the idle
+    class, a lower priority) and limits; and the same for its own thread, which stays its to set."""
+    import errno
+    import resource
+
+    def attempt(action) -> str:
+        try:
+            action()
+            return "done"
+        except OSError as e:
+            return errno.errorcode.get(e.errno, str(e.errno))
+
+    parent = os.getppid()
+    judge = int(open(f"/proc/{parent}/stat").read().rsplit(")", 1)[1].split()[1])
+    one = {sorted(os.sched_getaffinity(0))[0]}
+    return {"own affinity": attempt(lambda: os.sched_setaffinity(0, one)),
+            "own limit": attempt(lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0))),
+            "judge affinity": attempt(lambda: os.sched_setaffinity(judge, one)),
+            "judge idle": attempt(lambda: os.sched_setscheduler(judge, os.SCHED_IDLE, os.sched_param(0))),
+            "parent idle": attempt(lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0))),
+            "judge priority": attempt(lambda: os.setpriority(os.PRIO_PROCESS, judge, 19)),
+            "user's priority": attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19)),
+            "judge limit": attempt(lambda: resource.prlimit(judge, resource.RLIMIT_NOFILE, (16, 16)))}
+
+
 def _signal_own_child() -> None:
     pid = os.fork()
     if pid == 0:
@@ -180,7 +208,8 @@ def _as_a_user(uid: int, base: Path, serve, look=lambda sb, got: got, device: st
             os.setresuid(uid, uid, uid)
             confine.libc().prctl(confine.PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a user's own process is: its /proc files its
             tempfile.tempdir = str(base)
-            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30), device, base / "locks")
+            sb = sandbox.Sandbox("process", sandbox.Limits(memory_bytes=1 << 30, cpu_grading=device == "cpu"), device,
+                                 base / "locks")
             try:
                 sb.start(serve)
                 got = look(sb, channel.recv(sb.sock, timeout_s=60))
@@ -228,8 +257,8 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
             listener.bind(str(base / "listener"))
             os.chown(base / "listener", uid, uid)
             listener.listen(1)
-            got = _as_a_user(uid, base, _reach_out_then_report([str(p) for p in secrets], str(base / "listener")),
-                             device=device)
+            got = _as_a_user(uid, base, _reach_out_then_report([str(p) for p in secrets], str(base / "listener"),
+                                                               schedule=device == "cpu"), device=device)
     finally:
         remove_tree(home)
         remove_tree(base)
@@ -252,6 +281,10 @@ def test_a_process_sandbox_of_a_user_not_root_reads_none_of_the_users_files_no_n
     # (the judge and the sandbox's first process make their files there root's: a GPU sandbox raised their OOM score)
     assert got["own thread comm"] == ("done" if device.startswith("cuda") else "EACCES"), got
     assert {got[k] for k in ("judge mem", "judge comm", "judge oom_score_adj", "parent oom_score_adj")} == {"EACCES"}, got
+    if device == "cpu":  # one core, the idle class, a lower priority, fewer files: its judge's no more (red team, session 47)
+        assert got["own affinity"] == got["own limit"] == "done", got
+        assert {got[k] for k in ("judge affinity", "judge idle", "parent idle", "judge priority", "user's priority",
+                                 "judge limit")} == {"EPERM"}, got
 
 
 def _double_fork_then_report(sock) -> None:
@@ -380,7 +413,9 @@ def test_processes_hopping_from_pid_to_pid_stop_with_the_sandbox():
 def test_a_stop_its_first_process_makes_too_late_is_undone():
     """The judge waits a second for the first process to say the tree is stopped, then stops the pids it found. A
     stop made after that (its first process unrun a while, on a loaded host) would leave the tree stopped once the
-    judge had resumed it, and the candidate timed out: the judge's resume asks for a continue after it."""
+    judge had resumed it, and the candidate timed out: the judge's resume asks for a continue after it. The pause
+    counts against the grading (check_failed: a submission put the first process in the idle class, red team,
+    session 47)."""
     import mmap
     import signal
 
@@ -400,10 +435,10 @@ def test_a_stop_its_first_process_makes_too_late_is_undone():
 
     def look(sb, got):
         cand = session.Candidate.__new__(session.Candidate)  # the pause alone: its sandbox and pid list
-        cand.sb, cand._pids, cand._pauses, cand.unfrozen_pauses = sb, None, 0, 0
+        cand.sb, cand._pids, cand._pauses, cand.unfrozen_pauses, cand.unstopped_trees = sb, None, 0, 0, 0
         os.kill(sb.pid, signal.SIGSTOP)  # its first process, unrun past the judge's wait
         with cand.paused():
-            out = {"fell back": cand.unfrozen_pauses == 1 and sb.unacked_stop}
+            out = {"fell back": cand.unfrozen_pauses == cand.unstopped_trees == 1 and sb.unacked_stop}
             os.kill(sb.pid, signal.SIGCONT)  # ... then its stop lands, while the judge still times
         out["runs after the pause"] = runs()
         out["told"] = not sb.unacked_stop

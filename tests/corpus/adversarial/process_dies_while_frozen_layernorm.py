@@ -5,7 +5,7 @@ beside the reference's timed calls, slowing them (red team, session 34: open/rt3
 processes slowed a 0.05-0.09 ms GELU reference to about 1 ms, ok at 1.39x and 1.91x). The judge reads the frozen
 sandbox's CPU account around each pause: it ran. A child starved past its alarm while the sandbox runs (a loaded host:
 1 grading in the test command, session 37) dies for nothing, so the forward forks another, as an attacker's would.
-Since session 39 a CPU grading's sandbox may arm no timer at all (confine.TIMER_SYSCALLS): its import fails on the
+Since session 39 a CPU grading's sandbox may arm no timer at all (seccomp.TIMER_SYSCALLS): its import fails on the
 interval timer, `compile_error`. The frozen CPU account stays the check for a process that ends while frozen.
 Problem: v3/level1/40_LayerNorm
 Verdict: compile_error
