@@ -1,5 +1,6 @@
-/* Session 47: which /proc files CUDA's start opens for writing and which sockets it makes, logged to stderr by an
- * LD_PRELOAD shim.   gcc -shared -fPIC -o shim.so s47_cuda_calls.c -ldl; LD_PRELOAD=./shim.so python -c ... */
+/* Session 47: which /proc files CUDA's start opens for writing, which sockets and socketpairs it makes and whose
+ * scheduling it sets, logged to stderr by an LD_PRELOAD shim (the process level refuses datagram pairs, and on a CPU
+ * grading scheduling calls for another pid: whether CUDA needs them decides whether a GPU grading can be refused them).   gcc -shared -fPIC -o shim.so s47_cuda_calls.c -ldl; LD_PRELOAD=./shim.so python -c ... */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -61,4 +62,50 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len) {
     dprintf(2, "shim connect fd=%d family=%d path=%s -> %d\n", fd, addr ? addr->sa_family : -1,
             addr && addr->sa_family == AF_UNIX ? ((const char *)addr) + 2 : "", r);
     return r;
+}
+
+int socketpair(int family, int type, int protocol, int sv[2]) {
+    static int (*real)(int, int, int, int *);
+    if (!real) real = dlsym(RTLD_NEXT, "socketpair");
+    int r = real(family, type, protocol, sv);
+    dprintf(2, "shim socketpair family=%d type=%#x protocol=%d -> %d\n", family, type, protocol, r);
+    return r;
+}
+
+#include <sched.h>
+#include <sys/resource.h>
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set) {
+    static int (*real)(pid_t, size_t, const cpu_set_t *);
+    if (!real) real = dlsym(RTLD_NEXT, "sched_setaffinity");
+    dprintf(2, "shim sched_setaffinity pid=%d\n", pid);
+    return real(pid, size, set);
+}
+
+int pthread_setaffinity_np(unsigned long thread, size_t size, const cpu_set_t *set) {
+    static int (*real)(unsigned long, size_t, const cpu_set_t *);
+    if (!real) real = dlsym(RTLD_NEXT, "pthread_setaffinity_np");
+    dprintf(2, "shim pthread_setaffinity_np\n");
+    return real(thread, size, set);
+}
+
+int pthread_setschedparam(unsigned long thread, int policy, const struct sched_param *param) {
+    static int (*real)(unsigned long, int, const struct sched_param *);
+    if (!real) real = dlsym(RTLD_NEXT, "pthread_setschedparam");
+    dprintf(2, "shim pthread_setschedparam policy=%d\n", policy);
+    return real(thread, policy, param);
+}
+
+int sched_setscheduler(pid_t pid, int policy, const struct sched_param *param) {
+    static int (*real)(pid_t, int, const struct sched_param *);
+    if (!real) real = dlsym(RTLD_NEXT, "sched_setscheduler");
+    dprintf(2, "shim sched_setscheduler pid=%d policy=%d\n", pid, policy);
+    return real(pid, policy, param);
+}
+
+int setpriority(__priority_which_t which, id_t who, int prio) {
+    static int (*real)(__priority_which_t, id_t, int);
+    if (!real) real = dlsym(RTLD_NEXT, "setpriority");
+    dprintf(2, "shim setpriority which=%d who=%d prio=%d\n", which, (int)who, prio);
+    return real(which, who, prio);
 }
