@@ -201,11 +201,13 @@ SYSTEM_ROOTS = tuple(f"/{d}/" for d in ("usr", "bin", "sbin", "lib", "lib32", "l
 TERMINALS = ("/dev/pts", "/dev/tty", "/dev/console")
 
 
-def shield_proc_files() -> None:
-    """Make this process's files in /proc root's, as ssh-agent does: a sandbox of its uid (the process level, graded
-    by a user who is not root) may write some of them where no ptrace check guards them (its oom_score_adj, which a
-    GPU grading's sandbox raised: session 47). Its children made by fork inherit it; exec undoes it."""
-    libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+def shield_proc_files(level: str) -> None:
+    """Where a sandbox of `level` has this process's uid (the process level, graded by a user who is not root), make
+    this process's files in /proc root's, as ssh-agent does: the sandbox may write some of them where no ptrace check
+    guards them (its oom_score_adj, which a GPU grading's sandbox raised: session 47). Its children made by fork
+    inherit it; exec undoes it."""
+    if level == "process" and os.geteuid() != 0:
+        libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def landlock_abi() -> int:

@@ -206,8 +206,8 @@ class Sandbox:
         made earlier, for a caller that has initialised CUDA since). Forked, not exec'd: it inherits an imported torch
         (no CUDA: a process that has initialised it cannot fork a child that uses it) and starts in milliseconds. It
         keeps no other file descriptor of the caller's and dies with its parent."""
-        if self.level == "process" and os.geteuid() != 0:  # the judge, of the sandbox's uid (its spawner: _fork_sandbox)
-            confine.shield_proc_files()
+        if spawner is not None:  # the judge (its spawner, or the judge itself without one: _fork_sandbox)
+            confine.shield_proc_files(self.level)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "memory_cap": self.memory_cap.path if self.memory_cap and self.memory_cap.version == 1 else None,
@@ -412,11 +412,7 @@ class Sandbox:
                 pids.append(self.pid)
             if not pids:
                 break
-            for pid in set(pids):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            signal_each(set(pids), signal.SIGKILL)
             time.sleep(0.02)
         self.wait(10)
 
@@ -476,13 +472,24 @@ class Sandbox:
         self.close()
 
 
+def signal_each(pids, sig: int) -> list[int]:
+    """Send `sig` to each of `pids`; those it reached (one gone meanwhile is passed over)."""
+    reached = []
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+            reached.append(pid)
+        except OSError:
+            pass
+    return reached
+
+
 def _fork_sandbox(setup: dict, sock: socket.socket, serve, close: socket.socket | None = None) -> int:
     """Fork the sandboxed process (`confine.child_main` then `serve`); its pid. `close`: a socket the child must not keep."""
     sys.stdout.flush()
     sys.stderr.flush()
     setup = {**setup, "parent": os.getpid()}
-    if setup["level"] == "process" and os.geteuid() != 0:
-        confine.shield_proc_files()
+    confine.shield_proc_files(setup["level"])
     pid = os.fork()
     if pid == 0:
         code = 70

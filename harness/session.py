@@ -23,7 +23,7 @@ from kb_data.harness.reference import Stage, _outputs, compare, make_inputs
 from kb_data.harness.flush_watch import FlushWatch, foreign_pages
 from kb_data.harness.sampler import Sampler
 from kb_data.harness.procfs import inner_id, schedstat_ms
-from kb_data.harness.sandbox import Limits, Sandbox, Spawner
+from kb_data.harness.sandbox import Limits, Sandbox, Spawner, signal_each
 from kb_data.io import lock_dir
 
 
@@ -388,32 +388,18 @@ class Candidate:
                 yield
             finally:
                 if not self.sb.signal_tree(stop=False):
-                    for pid in self.sb.pids():
-                        try:
-                            os.kill(pid, signal.SIGCONT)
-                        except OSError:
-                            pass
+                    signal_each(self.sb.pids(), signal.SIGCONT)
             return
         self.unfrozen_pauses += 1
         self.unstopped_trees += self.sb.unacked_stop
         if self._pauses % PAUSE_RESCAN_EVERY == 0 or self._pids is None:
             self._pids = self.sb.pids()
         self._pauses += 1
-        stopped = []
-        for pid in self._pids:
-            try:
-                os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
-            except OSError:
-                pass
+        stopped = signal_each(self._pids, signal.SIGSTOP)
         try:
             yield
         finally:
-            for pid in stopped:
-                try:
-                    os.kill(pid, signal.SIGCONT)
-                except OSError:
-                    pass
+            signal_each(stopped, signal.SIGCONT)
             if self.sb.unacked_stop:  # its first process's stop, late, would leave the tree stopped: continued after it
                 self.sb.signal_tree(stop=False)
 
