@@ -82,40 +82,50 @@ def test_no_harness_process_unpickles_what_a_submission_sends_to_a_unix_socket_i
     assert rec.status == "ok" and rec.sandbox == level and not marker.exists(), (rec.status, rec.error)
 
 
+def _attempt(action) -> str:
+    """"done", or the name of the errno `action` raised."""
+    import errno
+
+    try:
+        action()
+        return "done"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def _judge() -> int:
+    """In a process sandbox's server: the judge, the parent of the sandbox's first process (the server's parent)."""
+    from kb_data.harness.procfs import parent_and_inner_pid
+
+    return parent_and_inner_pid(os.getppid())[0]
+
+
 def _reach_out_then_report(secrets: list[str], listener: str, schedule: bool = False):
     """A sandboxed process that tries what a submission graded by a user (not root) could reach as that user: files
     of the user's outside its work dir, the network, the judge that started it (its parent, of the same uid) and a
     unix socket of the user's listening at a path (as the harness's multiprocessing forkserver does)."""
     def serve(sock) -> None:
-        import errno
         import socket
 
         from kb_data.harness import channel
 
-        def attempt(action) -> str:
-            try:
-                action()
-                return "done"
-            except OSError as e:
-                return errno.errorcode.get(e.errno, str(e.errno))
-
-        got = {path: attempt(lambda p=path: open(p).read()) for path in secrets}
-        got["package"] = attempt(lambda: open(sandbox.__file__).read())
-        got["work dir"] = attempt(lambda: (Path("mine").write_text("x"), Path("mine").read_text()))
-        got["ipv4"] = attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
-        got["ipv6"] = attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
-        got["unix"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].close())
-        got["unix stream"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
-        got["unix datagram"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
-        got["unix seqpacket"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close())
-        got["datagram pair"] = attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0].close())
-        got["stream pair to a path"] = attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].sendto(b"x", listener))
-        got["user's listener"] = attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).connect(listener))
-        got["terminals"] = attempt(lambda: os.listdir("/dev/pts"))
+        got = {path: _attempt(lambda p=path: open(p).read()) for path in secrets}
+        got["package"] = _attempt(lambda: open(sandbox.__file__).read())
+        got["work dir"] = _attempt(lambda: (Path("mine").write_text("x"), Path("mine").read_text()))
+        got["ipv4"] = _attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
+        got["ipv6"] = _attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
+        got["unix"] = _attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].close())
+        got["unix stream"] = _attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+        got["unix datagram"] = _attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
+        got["unix seqpacket"] = _attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close())
+        got["datagram pair"] = _attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0].close())
+        got["stream pair to a path"] = _attempt(lambda: socket.socketpair(socket.AF_UNIX)[0].sendto(b"x", listener))
+        got["user's listener"] = _attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).connect(listener))
+        got["terminals"] = _attempt(lambda: os.listdir("/dev/pts"))
         got["temp dir is its work dir"] = tempfile.gettempdir() == os.getcwd()  # not the judge's, cached before the fork
-        got["judge environ"] = attempt(lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
-        got["judge signal"] = attempt(lambda: os.kill(os.getppid(), 0))
-        got["own child signal"] = attempt(lambda: _signal_own_child())
+        got["judge environ"] = _attempt(lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
+        got["judge signal"] = _attempt(lambda: os.kill(os.getppid(), 0))
+        got["own child signal"] = _attempt(lambda: _signal_own_child())
         got.update(_write_in_proc())
         if schedule:  # on the CPU grading's rules: a GPU's leave them (SECURITY.md)
             got.update(_schedule_others())
@@ -127,56 +137,43 @@ def _reach_out_then_report(secrets: list[str], listener: str, schedule: bool = F
 def _write_in_proc() -> dict:
     """Writes under /proc: a thread's name of its own (CUDA's start names its threads so), and the judge's (of the
     same uid) memory, name and standing with the OOM killer."""
-    import errno
     import threading
 
-    def attempt(path: str, data: bytes) -> str:
-        try:
+    def write(path: str, data: bytes) -> str:
+        def once() -> None:
             with open(path, "r+b", buffering=0) as f:
                 f.write(data)
-            return "done"
-        except OSError as e:
-            return errno.errorcode.get(e.errno, str(e.errno))
+        return _attempt(once)
 
-    got, parent = {}, os.getppid()  # the sandbox's first process, whose parent is the judge
-    judge = int(open(f"/proc/{parent}/stat").read().rsplit(")", 1)[1].split()[1])
+    got, parent, judge = {}, os.getppid(), _judge()
 
     def name_a_thread() -> None:
-        got["own thread comm"] = attempt(f"/proc/self/task/{threading.get_native_id()}/comm", b"worker")
+        got["own thread comm"] = write(f"/proc/self/task/{threading.get_native_id()}/comm", b"worker")
     t = threading.Thread(target=name_a_thread)
     t.start()
     t.join()
-    got["judge mem"] = attempt(f"/proc/{judge}/mem", b"")
-    got["judge comm"] = attempt(f"/proc/{judge}/comm", b"forged")
-    got["judge oom_score_adj"] = attempt(f"/proc/{judge}/oom_score_adj", b"1000")
-    got["parent oom_score_adj"] = attempt(f"/proc/{parent}/oom_score_adj", b"1000")
+    got["judge mem"] = write(f"/proc/{judge}/mem", b"")
+    got["judge comm"] = write(f"/proc/{judge}/comm", b"forged")
+    got["judge oom_score_adj"] = write(f"/proc/{judge}/oom_score_adj", b"1000")
+    got["parent oom_score_adj"] = write(f"/proc/{parent}/oom_score_adj", b"1000")
     return got
 
 
 def _schedule_others() -> dict:
     """Calls that reach other processes of its uid with no ptrace check: the judge's scheduling (one core, the idle
     class, a lower priority) and limits; and the same for its own thread, which stays its to set."""
-    import errno
     import resource
 
-    def attempt(action) -> str:
-        try:
-            action()
-            return "done"
-        except OSError as e:
-            return errno.errorcode.get(e.errno, str(e.errno))
-
-    parent = os.getppid()
-    judge = int(open(f"/proc/{parent}/stat").read().rsplit(")", 1)[1].split()[1])
+    parent, judge = os.getppid(), _judge()
     one = {sorted(os.sched_getaffinity(0))[0]}
-    return {"own affinity": attempt(lambda: os.sched_setaffinity(0, one)),
-            "own limit": attempt(lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0))),
-            "judge affinity": attempt(lambda: os.sched_setaffinity(judge, one)),
-            "judge idle": attempt(lambda: os.sched_setscheduler(judge, os.SCHED_IDLE, os.sched_param(0))),
-            "parent idle": attempt(lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0))),
-            "judge priority": attempt(lambda: os.setpriority(os.PRIO_PROCESS, judge, 19)),
-            "user's priority": attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19)),
-            "judge limit": attempt(lambda: resource.prlimit(judge, resource.RLIMIT_NOFILE, (16, 16)))}
+    return {"own affinity": _attempt(lambda: os.sched_setaffinity(0, one)),
+            "own limit": _attempt(lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0))),
+            "judge affinity": _attempt(lambda: os.sched_setaffinity(judge, one)),
+            "judge idle": _attempt(lambda: os.sched_setscheduler(judge, os.SCHED_IDLE, os.sched_param(0))),
+            "parent idle": _attempt(lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0))),
+            "judge priority": _attempt(lambda: os.setpriority(os.PRIO_PROCESS, judge, 19)),
+            "user's priority": _attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19)),
+            "judge limit": _attempt(lambda: resource.prlimit(judge, resource.RLIMIT_NOFILE, (16, 16)))}
 
 
 def _signal_own_child() -> None:
@@ -410,6 +407,22 @@ def test_processes_hopping_from_pid_to_pid_stop_with_the_sandbox():
                    "continued": True}, got
 
 
+def _spin_then_report(count):
+    """A sandboxed process that starts a child counting in `count` (shared memory the test made), then reports."""
+    def serve(sock) -> None:
+        from kb_data.harness import channel
+
+        if os.fork() == 0:
+            n, end = 0, time.monotonic() + 30
+            while time.monotonic() < end:
+                n += 1
+                count[:8] = n.to_bytes(8, "little")
+            os._exit(0)
+        channel.send(sock, {"spinning": True})
+        _sleep_forever(sock)
+    return serve
+
+
 def test_a_stop_its_first_process_makes_too_late_is_undone():
     """The judge waits a second for the first process to say the tree is stopped, then stops the pids it found. A
     stop made after that (its first process unrun a while, on a loaded host) would leave the tree stopped once the
@@ -425,13 +438,14 @@ def test_a_stop_its_first_process_makes_too_late_is_undone():
         pytest.skip("this kernel cannot scope signals (Landlock ABI 6)")
     uid, base = 61_050, Path(tempfile.mkdtemp(prefix="kb-user-"))
     os.chown(base, uid, uid)
-    hops = mmap.mmap(-1, 32)
+    count = mmap.mmap(-1, 8)  # a spinner's, which forks nothing: hoppers die of the zombies its stopped first process
+    # leaves unreaped (the sandbox's process limit), and stop counting whatever the pause did
 
     def runs() -> bool:
-        before, end = bytes(hops), time.monotonic() + 10
-        while bytes(hops) == before and time.monotonic() < end:
+        before, end = bytes(count), time.monotonic() + 10
+        while bytes(count) == before and time.monotonic() < end:
             time.sleep(0.01)
-        return bytes(hops) != before
+        return bytes(count) != before
 
     def look(sb, got):
         cand = session.Candidate.__new__(session.Candidate)  # the pause alone: its sandbox and pid list
@@ -444,7 +458,7 @@ def test_a_stop_its_first_process_makes_too_late_is_undone():
         out["told"] = not sb.unacked_stop
         return out
     try:
-        got = _as_a_user(uid, base, _hop_then_report(hops), look)
+        got = _as_a_user(uid, base, _spin_then_report(count), look)
     finally:
         remove_tree(base)
     assert got == {"fell back": True, "runs after the pause": True, "told": True}, got
