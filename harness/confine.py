@@ -352,38 +352,47 @@ def _end_as(server: int, scoped: bool = False) -> None:
     """As a sandbox's first process: wait for its server, kill and reap whatever else the tree left (a child
     subreaper's orphans are its children), then end the way the server ended, so the judge can name its signal. Its
     judge's SIGTERM (Sandbox.kill) ends the tree at once; where `scoped`, its SIGUSR1 and SIGUSR2 stop and continue
-    it (Sandbox.signal_tree)."""
-    signal.signal(signal.SIGTERM, lambda *_: (_reap_the_rest(scoped), os._exit(128 + signal.SIGTERM)))
-    if scoped:
-        stops = [0]
-        signal.signal(signal.SIGUSR1, lambda *_: _signal_tree(signal.SIGSTOP, stops))
-        signal.signal(signal.SIGUSR2, lambda *_: _signal_tree(signal.SIGCONT, stops))
-    status = 0
+    it (Sandbox.signal_tree). The signals are taken one at a time, in order, from a blocked set: as handlers, a
+    continue ran in the middle of a late stop's handler, between its count and its kill, and left the tree stopped
+    once the judge had been told it went on (session 47)."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, FIRST_PROCESS_SIGNALS)
+    status, stops = 0, 0
     while True:
         try:
-            done, got = os.waitpid(-1, 0)
+            done, got = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if done == server:
             status = got
             break
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if done:
+            continue  # an orphan reaped: look for more before waiting
+        sig = signal.sigwaitinfo(FIRST_PROCESS_SIGNALS).si_signo  # the lowest pending first: a stop before a continue
+        if sig == signal.SIGTERM:
+            _reap_the_rest(scoped)
+            os._exit(128 + signal.SIGTERM)
+        if scoped and sig in (signal.SIGUSR1, signal.SIGUSR2):
+            stops += sig == signal.SIGUSR1
+            _signal_tree(signal.SIGSTOP if sig == signal.SIGUSR1 else signal.SIGCONT, stops)
     _reap_the_rest(scoped)
     if os.WIFSIGNALED(status):
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
-def _signal_tree(sig: int, stops: list[int]) -> None:
+FIRST_PROCESS_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
+
+
+def _signal_tree(sig: int, stop: int) -> None:
     """As a scoped first process: `sig` to every process of the tree at once (kill(-1): its domain's, a fork racing
-    it fails), then its name set to what the judge waits for (tree_ack)."""
-    stops[0] += sig == signal.SIGSTOP
+    it fails), then its name set to what the judge waits for (tree_ack) for its `stop`th stop."""
     try:
         os.kill(-1, sig)
     except OSError:
         pass
-    libc().prctl(PR_SET_NAME, tree_ack(sig, stops[0]), 0, 0, 0)
+    libc().prctl(PR_SET_NAME, tree_ack(sig, stop), 0, 0, 0)
 
 
 def tree_ack(sig: int, stop: int) -> bytes:
