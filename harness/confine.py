@@ -365,9 +365,10 @@ def _end_as(server: int, scoped: bool = False) -> None:
         if done == server:
             status = got
             break
-        if done:
-            continue  # an orphan reaped: look for more before waiting
-        sig = signal.sigwaitinfo(FIRST_PROCESS_SIGNALS).si_signo  # the lowest pending first: a stop before a continue
+        # the lowest pending first (a stop before a continue); while orphans keep coming (a flood of them), without
+        # waiting, so that none of the judge's signals waits behind them
+        info = signal.sigtimedwait(FIRST_PROCESS_SIGNALS, 0) if done else signal.sigwaitinfo(FIRST_PROCESS_SIGNALS)
+        sig = info and info.si_signo
         if sig == signal.SIGTERM:
             _reap_the_rest(scoped)
             os._exit(128 + signal.SIGTERM)
