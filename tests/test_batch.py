@@ -284,7 +284,7 @@ def test_extensions_are_built_once_ahead_of_grading_and_cached_by_content(tmp_pa
     assert len([p for p in (tmp_path / "builds").iterdir() if not p.name.startswith(".")]) == 1
     again = _grade(code, timeout_s=600)
     assert again.status == "ok" and "build" not in json.loads(again.harness_seconds) and "setup" in json.loads(
-        again.harness_seconds)
+        again.harness_seconds), (again.status, again.flags, again.error, again.flag_details)
     assert json.loads(again.flag_details)["build_cache"] == "hit"
 
     # nvcc's flag given to the C++ compiler (an agent's usual slip): it fails at once, where a syntax error would
