@@ -24,7 +24,7 @@ from kb_data.store import LocalStore
 README = Path(__file__).resolve().parent.parent / "README.md"
 SETUP = ('python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install -e ".[test]" '
          '&& kb build')
-TEST_COMMAND = '.venv/bin/python -m pytest -m "not gpu" -q -n auto --dist worksteal'
+TEST_COMMAND = '.venv/bin/python -m pytest -m "not gpu and not slow" -q -n auto --dist worksteal'
 
 
 def blocks(text: str) -> list[tuple[str, str]]:
