@@ -10,9 +10,10 @@ import resource  # imported before the drop to the sandbox's uid, which may not 
 import signal
 import sys
 import tempfile
+import time
 
 from kb_data.harness.cgroup import Cgroup, MemoryCap
-from kb_data.harness.procfs import parent_and_inner_pid
+from kb_data.harness.procfs import parent_and_inner_pid, stopped
 from kb_data.harness.seccomp import (ARGUMENT_RULES, DENIED_SYSCALLS, LOCAL_SOCKET_FAMILIES, LOCAL_SOCKET_TYPES,
                                     PATH_SOCKET_SYSCALLS, PR_SET_DUMPABLE, SCHEDULING_SYSCALLS, SOCKET_FAMILIES,
                                     TIMER_SYSCALLS, deny_syscalls, libc)
@@ -386,14 +387,43 @@ def _end_as(server: int, scoped: bool = False) -> None:
 FIRST_PROCESS_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
 
 
+TREE_STOP_WAIT_S = 0.5  # a stop the first process saw made within it is told; the judge waits a second for the word
+
+
 def _signal_tree(sig: int, stop: int) -> None:
     """As a scoped first process: `sig` to every process of the tree at once (kill(-1): its domain's, a fork racing
-    it fails), then its name set to what the judge waits for (tree_ack) for its `stop`th stop."""
-    try:
-        os.kill(-1, sig)
-    except OSError:
-        pass
+    it fails), then its name set to what the judge waits for (tree_ack) for its `stop`th stop. A stop is told only
+    once every process of the tree is seen stopped, sent again meanwhile: a process not yet stopped could send
+    SIGCONT to its group, which takes the stop back from all of it (processes racing so ran on through 1 in 6
+    pauses the judge had been told of: session 48); none is told where it was not seen made in time."""
+    end = time.monotonic() + TREE_STOP_WAIT_S
+    while True:
+        try:
+            os.kill(-1, sig)
+        except OSError:
+            pass
+        if sig != signal.SIGSTOP or _tree_stopped():
+            break
+        if time.monotonic() > end:
+            return
+        time.sleep(0.001)
     libc().prctl(PR_SET_NAME, tree_ack(sig, stop), 0, 0, 0)
+
+
+def _tree_stopped() -> bool:
+    """Whether every other process this first process may signal (its Landlock domain scopes its signals: its
+    tree) is stopped for good (procfs.stopped)."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            os.kill(int(name), 0)
+        except OSError:
+            continue  # not of its tree, or gone
+        if stopped(int(name)) is False:
+            return False
+    return True
 
 
 def tree_ack(sig: int, stop: int) -> bytes:

@@ -1,6 +1,9 @@
 """Reading a process's or thread's figures from /proc, cheaply enough for the judge's timed loops."""
 from __future__ import annotations
 
+import os
+import signal
+
 
 def read_text(path: str) -> str:
     """A /proc file as text. What a sandbox names (its threads' names, its files' paths) comes raw, in any bytes:
@@ -55,3 +58,19 @@ def start_time(pid: int) -> int | None:
         return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[19])
     except (OSError, ValueError, IndexError):
         return None
+
+
+SIGSTOP_PENDING = 1 << (signal.SIGSTOP - 1)  # its bit in /proc/PID/status's pending-signal masks
+
+
+def stopped(pid: int) -> bool | None:
+    """Whether no thread of a process can run on: each stopped or traced, dead, or in uninterruptible sleep (where no
+    user code runs: a vfork's parent) with its stop to come (SIGSTOP pending, or a thread of it already stopped, a
+    group stop under way); None if it is gone."""
+    try:
+        states = [(status_field(st, "State")[0], int(status_field(st, "SigPnd"), 16) | int(status_field(st, "ShdPnd"), 16))
+                  for st in (read_text(f"/proc/{pid}/task/{tid}/status") for tid in os.listdir(f"/proc/{pid}/task"))]
+    except (OSError, ValueError, IndexError):
+        return None
+    halted = any(state in "Tt" for state, _ in states)
+    return all(state in "TtZXx" or (state == "D" and (halted or pending & SIGSTOP_PENDING)) for state, pending in states)
