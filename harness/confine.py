@@ -387,7 +387,7 @@ def _end_as(server: int, scoped: bool = False) -> None:
 FIRST_PROCESS_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
 
 
-TREE_STOP_WAIT_S = 0.5  # a stop the first process saw made within it is told; the judge waits a second for the word
+TREE_STOP_WAIT_S = 1.5  # a stop the first process saw made within it is told (the judge waits sandbox.TREE_ACK_WAIT_S)
 
 
 def _signal_tree(sig: int, stop: int) -> None:
