@@ -22,7 +22,8 @@ DENIED_SYSCALLS = ("userfaultfd", "ptrace", "process_vm_readv", "process_vm_writ
                    "io_uring_register", "bpf", "init_module", "finit_module", "delete_module", "kexec_load",
                    "kexec_file_load", "add_key", "request_key", "keyctl", "mount", "umount2", "pivot_root", "open_tree",
                    "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns", "unshare",
-                   "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm", "perf_event_open")
+                   "open_by_handle_at", "swapon", "swapoff", "reboot", "iopl", "ioperm", "perf_event_open",
+                   "signal_owners")
 # Refused too where the sandbox grades on the CPU, whose judge times its reference with the sandbox frozen: a timer
 # it armed expires then in interrupt context, on the judge's time (20000 POSIX timers slowed a reference 3-9x: red team,
 # session 35), and epoll instances or AIO polls on a timerfd each add a wake-up callback to that one interrupt (ten
@@ -49,12 +50,20 @@ LOCAL_SOCKET_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET: unconnected, they se
 # 43). Memory writable and executable at once stays allowed: oneDNN's JIT kernels are made in it.
 MOVED_MAPPINGS, DUMPABLE, OTHER_THREADS = "mremap_fixed", "set_dumpable", "other_threads"
 MREMAP_FIXED_FLAGS, PR_SET_DUMPABLE = 2 | 4, 4  # MREMAP_FIXED | MREMAP_DONTUNMAP
-# pseudo-name: (call, argument, constant, how the argument's low word is compared: "any" bit of the constant set, or
-# "equal")
+# Refused to every sandbox (in DENIED_SYSCALLS): giving a file a process to signal, or the signal it sends (fcntl's
+# F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE, F_NOTIFY; ioctl's FIOSETOWN, SIOCSPGRP). The kernel then signals on the
+# file's events whatever the sandbox's processes are doing: an inotify watch on a /proc file its first process reads
+# when it checks a stop, owned by the sandbox's process group with SIGCONT for its signal, continued the whole tree
+# once the judge had been told it was stopped, in 40 of 40 pauses (or SIGKILL to a stopped process whose death
+# continued the rest: red team, session 48).
+SIGNAL_OWNERS = "signal_owners"
+# pseudo-name: (call, argument, constants, how the argument's low word is compared: "any" bit of a constant set, or
+# "equal" to one of them)
 ARGUMENT_RULES = {
-    MOVED_MAPPINGS: (("mremap", 3, MREMAP_FIXED_FLAGS, "any"),),
-    DUMPABLE: (("prctl", 0, PR_SET_DUMPABLE, "equal"),),
-    OTHER_THREADS: tuple((call, 0, 0xFFFFFFFF, "any") for call in  # a pid other than 0, its own thread
+    MOVED_MAPPINGS: (("mremap", 3, (MREMAP_FIXED_FLAGS,), "any"),),
+    DUMPABLE: (("prctl", 0, (PR_SET_DUMPABLE,), "equal"),),
+    SIGNAL_OWNERS: (("fcntl", 1, (8, 10, 15, 1024, 1026), "equal"), ("ioctl", 1, (0x8901, 0x8902), "equal")),
+    OTHER_THREADS: tuple((call, 0, (0xFFFFFFFF,), "any") for call in  # a pid other than 0, its own thread
                          ("sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr", "prlimit64")),
 }
 # and calls that reach other processes of its uid (no ptrace check guards them): its judge's, where the process level
@@ -75,7 +84,7 @@ SYSCALLS = {
         "epoll_ctl": 233, "io_setup": 206, "io_submit": 209, "perf_event_open": 298, "timer_create": 222,
         "setitimer": 38, "alarm": 37, "mremap": 25, "prctl": 157, "connect": 42, "setpriority": 141, "ioprio_set": 251,
         "sched_setaffinity": 203, "sched_setscheduler": 144, "sched_setparam": 142, "sched_setattr": 314,
-        "prlimit64": 302, **_GENERIC}),
+        "prlimit64": 302, "fcntl": 72, "ioctl": 16, **_GENERIC}),
     "aarch64": (0xC00000B7, {
         "userfaultfd": 282, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
         "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
@@ -84,7 +93,7 @@ SYSCALLS = {
         "timerfd_create": 85, "epoll_create1": 20, "epoll_ctl": 21, "io_setup": 0, "io_submit": 2, "perf_event_open": 241,
         "timer_create": 107, "setitimer": 103, "mremap": 216, "prctl": 167, "connect": 203, "setpriority": 140,
         "ioprio_set": 30, "sched_setaffinity": 122, "sched_setscheduler": 119, "sched_setparam": 118,
-        "sched_setattr": 274, "prlimit64": 261, **_GENERIC}),
+        "sched_setattr": 274, "prlimit64": 261, "fcntl": 25, "ioctl": 29, **_GENERIC}),
 }
 # Sockets of these families only (unix, IPv4, IPv6; the strong sandbox's network namespace has no usable device):
 # others are refused with EAFNOSUPPORT. A netlink message over a page is kernel memory no cgroup is charged for and no
@@ -114,14 +123,16 @@ def seccomp_program(machine: str, denied: tuple = DENIED_SYSCALLS, families: tup
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, SECCOMP_RET_KILL_PROCESS), (ld, 0, 0, 0)]
     if machine == "x86_64":
         prog += [(jge, 0, 1, X32_SYSCALL_BIT), (ret, 0, 0, eperm)]
+    denied = tuple(dict.fromkeys(denied))
     for name in denied:
         if name in numbers:
             prog += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
-    for call, arg, k, how in (rule for name in denied for rule in ARGUMENT_RULES.get(name, ())):
-        # the call's number (offset 0), then the argument's low word (offset 16 + 8 x its index)
-        test = (jset if how == "any" else jeq, 0, 1, k)
-        prog += [(ld, 0, 0, 0), (jeq, 0, 4, numbers[call]), (ld, 0, 0, 16 + 8 * arg), test, (ret, 0, 0, eperm),
-                 (ret, 0, 0, SECCOMP_RET_ALLOW)]
+    for call, arg, values, how in (rule for name in denied for rule in ARGUMENT_RULES.get(name, ())):
+        # the call's number (offset 0), then the argument's low word (offset 16 + 8 x its index), each test jumping
+        # to the refusal past the tests after it and the allowance (one rule a call: its allowance ends the program)
+        tests = [(jset if how == "any" else jeq, len(values) - i, 0, k) for i, k in enumerate(values)]
+        prog += [(ld, 0, 0, 0), (jeq, 0, len(tests) + 3, numbers[call]), (ld, 0, 0, 16 + 8 * arg), *tests,
+                 (ret, 0, 0, SECCOMP_RET_ALLOW), (ret, 0, 0, eperm)]
     allow = (ret, 0, 0, SECCOMP_RET_ALLOW)
     for call in SOCKET_CALLS[machine]:  # the call's number (offset 0), then its family (args[0]'s low word, offset 16)
         block = [(ld, 0, 0, 16)] + _one_of(families) + [(ret, 0, 0, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT)]

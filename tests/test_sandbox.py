@@ -330,24 +330,36 @@ def test_the_seccomp_filter_covers_every_denied_call_and_refuses_an_unknown_mach
         tested = compared(seccomp.seccomp_program(machine, every), 0)
         assert set(numbers.values()) <= tested, machine
         plain = compared(seccomp.seccomp_program(machine), 0)
+        asked_ruled = {call for name, rules in seccomp.ARGUMENT_RULES.items() if name not in seccomp.DENIED_SYSCALLS
+                       for call, *_ in rules}
         asked = {numbers[n] for n in seccomp.TIMER_SYSCALLS + seccomp.SCHEDULING_SYSCALLS + seccomp.PATH_SOCKET_SYSCALLS
-                 + tuple(ruled) if n in numbers}
+                 + tuple(asked_ruled) if n in numbers}
         assert not plain & (asked - set(seccomp.SOCKET_CALLS[machine])), machine  # only if asked (socket: its family)
-        # each argument rule compares the argument it names with its constant, right after loading it
+        assert {numbers["fcntl"], numbers["ioctl"]} <= plain  # a file's signal owner: refused to every sandbox
+        # each argument rule compares the argument it names with each of its constants, right after loading it, a
+        # match jumping to the refusal past the other tests and the allowance
         program = seccomp.seccomp_program(machine, every)
-        for call, arg, k, how in (r for rules in seccomp.ARGUMENT_RULES.values() for r in rules):
+        for call, arg, values, how in (r for rules in seccomp.ARGUMENT_RULES.values() for r in rules):
             at = next(i for i, (code, _, _, n) in enumerate(program) if code == 0x15 and n == numbers[call]
                       and program[i + 1] == (0x20, 0, 0, 16 + 8 * arg))
-            assert program[at + 2] == (0x45 if how == "any" else 0x15, 0, 1, k)
+            assert program[at] == (0x15, 0, len(values) + 3, numbers[call])
+            for i, k in enumerate(values):
+                assert program[at + 2 + i] == (0x45 if how == "any" else 0x15, len(values) - i, 0, k)
+            refusal = at + 2 + len(values) + 1
+            assert program[refusal - 1] == (0x06, 0, 0, seccomp.SECCOMP_RET_ALLOW)
+            assert program[refusal] == (0x06, 0, 0, seccomp.SECCOMP_RET_ERRNO | 1)  # EPERM
         assert set(seccomp.SOCKET_CALLS[machine]) <= plain  # the family compared: no default refusal of the call
         assert not set(seccomp.SOCKET_CALLS[machine]) & {numbers[n] for n in seccomp.DENIED_SYSCALLS if n in numbers}
         assert compared(seccomp.seccomp_program(machine), 16) == set(seccomp.SOCKET_FAMILIES), machine
         local = seccomp.seccomp_program(machine, families=seccomp.LOCAL_SOCKET_FAMILIES)  # the process level's
         assert compared(local, 16) == set(seccomp.LOCAL_SOCKET_FAMILIES) == {1}, machine
-        assert not compared(local, 24), machine  # a socket's type is compared only where asked (the process level)
+        # a socket's type (its second argument, offset 24) is compared only where asked (the process level)
+        second = {k for rules in seccomp.ARGUMENT_RULES.values() for _, arg, values, _ in rules if arg == 1 for k in values}
+        assert not compared(local, 24) - second, machine
         typed = seccomp.seccomp_program(machine, families=seccomp.LOCAL_SOCKET_FAMILIES, types=seccomp.LOCAL_SOCKET_TYPES)
-        assert compared(typed, 24) == set(seccomp.LOCAL_SOCKET_TYPES) == {1, 5}, machine  # stream, seqpacket
-        assert sum(ins == (0x20, 0, 0, 24) for ins in typed) == len(seccomp.SOCKET_CALLS[machine]), machine
+        assert compared(typed, 24) - second == set(seccomp.LOCAL_SOCKET_TYPES) == {1, 5}, machine  # stream, seqpacket
+        always = sum(arg == 1 for name in seccomp.DENIED_SYSCALLS for _, arg, *_ in seccomp.ARGUMENT_RULES.get(name, ()))
+        assert sum(ins == (0x20, 0, 0, 24) for ins in typed) == len(seccomp.SOCKET_CALLS[machine]) + always, machine
     assert set(seccomp.SYSCALLS["x86_64"][1]) == named
     with pytest.raises(OSError, match="no system call table for riscv64"):
         seccomp.seccomp_program("riscv64")
