@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from kb_data.harness.cgroup import Cgroup, MemoryCap
-from kb_data.harness.procfs import parent_and_inner_pid, stopped
+from kb_data.harness.procfs import parent_and_inner_pid, process_cpu_ns, stopped
 from kb_data.harness.seccomp import (ARGUMENT_RULES, DENIED_SYSCALLS, LOCAL_SOCKET_FAMILIES, LOCAL_SOCKET_TYPES,
                                     PATH_SOCKET_SYSCALLS, PR_SET_DUMPABLE, SCHEDULING_SYSCALLS, SOCKET_FAMILIES,
                                     TIMER_SYSCALLS, deny_syscalls, libc)
@@ -357,7 +357,7 @@ def _end_as(server: int, scoped: bool = False) -> None:
     continue ran in the middle of a late stop's handler, between its count and its kill, and left the tree stopped
     once the judge had been told it went on (session 47)."""
     before = signal.pthread_sigmask(signal.SIG_BLOCK, FIRST_PROCESS_SIGNALS)
-    status, stops = 0, 0
+    status, stops, held = 0, 0, None  # held: the tree's CPU time when a stop was told
     while True:
         try:
             done, got = os.waitpid(-1, os.WNOHANG)
@@ -373,9 +373,13 @@ def _end_as(server: int, scoped: bool = False) -> None:
         if sig == signal.SIGTERM:
             _reap_the_rest(scoped)
             os._exit(128 + signal.SIGTERM)
-        if scoped and sig in (signal.SIGUSR1, signal.SIGUSR2):
-            stops += sig == signal.SIGUSR1
-            _signal_tree(signal.SIGSTOP if sig == signal.SIGUSR1 else signal.SIGCONT, stops)
+        if scoped and sig == signal.SIGUSR1:
+            stops += 1
+            held = _tree_cpu_ns() if _signal_tree(signal.SIGSTOP, stops) else None
+        elif scoped and sig == signal.SIGUSR2:
+            ran = held is not None and _tree_cpu_ns() - held > STOPPED_CPU_MAX_NS
+            held = None
+            _signal_tree(signal.SIGCONT, stops, ran)
     _reap_the_rest(scoped)
     if os.WIFSIGNALED(status):
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
@@ -387,15 +391,18 @@ def _end_as(server: int, scoped: bool = False) -> None:
 FIRST_PROCESS_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
 
 
-TREE_STOP_WAIT_S = 1.5  # a stop the first process saw made within it is told (the judge waits sandbox.TREE_ACK_WAIT_S)
+# how long the judge waits for a first process's word on its tree's stop or continue (under load hoppers took up to
+# 411 ms to be seen stopped: session 48), and how long the first process looks for the stop made, under it
+TREE_ACK_WAIT_S, TREE_STOP_WAIT_S = 2.0, 1.5
 
 
-def _signal_tree(sig: int, stop: int) -> None:
+def _signal_tree(sig: int, stop: int, ran: bool = False) -> bool:
     """As a scoped first process: `sig` to every process of the tree at once (kill(-1): its domain's, a fork racing
     it fails), then its name set to what the judge waits for (tree_ack) for its `stop`th stop. A stop is told only
     once every process of the tree is seen stopped, sent again meanwhile: a process not yet stopped could send
     SIGCONT to its group, which takes the stop back from all of it (processes racing so ran on through 1 in 6
-    pauses the judge had been told of: session 48); none is told where it was not seen made in time."""
+    pauses the judge had been told of: session 48); none is told where it was not seen made in time (False). A
+    continue says whether the tree `ran` while its stop held (tree_ack)."""
     end = time.monotonic() + TREE_STOP_WAIT_S
     while True:
         try:
@@ -405,9 +412,33 @@ def _signal_tree(sig: int, stop: int) -> None:
         if sig != signal.SIGSTOP or _tree_stopped():
             break
         if time.monotonic() > end:
-            return
+            return False
         time.sleep(0.001)
-    libc().prctl(PR_SET_NAME, tree_ack(sig, stop), 0, 0, 0)
+    libc().prctl(PR_SET_NAME, tree_ack(sig, stop, ran), 0, 0, 0)
+    return True
+
+
+# CPU time a stopped tree may gain (a thread in uninterruptible sleep ends its system call before it stops); a signal
+# the kernel sends on the tree's behalf continues it however it was stopped: a POSIX timer's SIGCONT, at the process
+# level of a GPU grading (which keeps timers), ran a spinner through 20 of 20 pauses the judge had been told of
+# (session 48)
+STOPPED_CPU_MAX_NS = 1_000_000
+
+
+def _tree_cpu_ns() -> int:
+    """The CPU time of every process this first process may signal (its tree): each thread's, what each reaped, and
+    what this process reaped (a process of the tree that ends while it is stopped is reaped here, its time with it)."""
+    me, tick_ns, total = os.getpid(), 1e9 / os.sysconf("SC_CLK_TCK"), 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            os.kill(int(name), 0)
+            total += process_cpu_ns(int(name), tick_ns)
+        except (OSError, ValueError, IndexError):
+            continue  # not of its tree, or gone
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return total + int((used.ru_utime + used.ru_stime) * 1e9)
 
 
 def _tree_stopped() -> bool:
@@ -426,9 +457,10 @@ def _tree_stopped() -> bool:
     return True
 
 
-def tree_ack(sig: int, stop: int) -> bytes:
-    """The name a scoped first process takes once it has sent `sig` for its `stop`th stop (a comm: 15 bytes)."""
-    return f"kb-{'stop' if sig == signal.SIGSTOP else 'cont'}-{stop % 10**6}".encode()
+def tree_ack(sig: int, stop: int, ran: bool = False) -> bytes:
+    """The name a scoped first process takes once it has sent `sig` for its `stop`th stop (a comm: 15 bytes); a
+    continue's says whether the tree `ran` while it was told stopped."""
+    return f"kb-{'stop' if sig == signal.SIGSTOP else 'ran' if ran else 'cont'}-{stop % 10**6}".encode()
 
 
 def _reap_the_rest(scoped: bool) -> None:

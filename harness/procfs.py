@@ -74,3 +74,11 @@ def stopped(pid: int) -> bool | None:
         return None
     halted = any(state in "Tt" for state, _ in states)
     return all(state in "TtZXx" or (state == "D" and (halted or pending & SIGSTOP_PENDING)) for state, pending in states)
+
+
+def process_cpu_ns(pid: int, tick_ns: float) -> int:
+    """A process's CPU time so far: each of its threads' (schedstat, ns) and what it reaped (its stat's cutime and
+    cstime, in clock ticks of `tick_ns`). OSError, ValueError or IndexError when it cannot be read."""
+    threads = sum(int(read_text(f"/proc/{pid}/task/{tid}/schedstat").split()[0]) for tid in os.listdir(f"/proc/{pid}/task"))
+    reaped = read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[13:15]
+    return threads + int(sum(int(t) for t in reaped) * tick_ns)

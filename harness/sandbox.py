@@ -46,10 +46,6 @@ WORK_FILES = 1 << 20  # files a tmpfs work dir may hold (their inodes are charge
 MEMORY_CAP_SLACK = 1 << 30  # the kernel's cap over the watcher's limit: its account holds page cache and kernel memory too
 
 
-# how long the judge waits for a first process's word on a tree's stop or continue: under load its tree took up to
-# 330 ms to be seen stopped (session 48); confine.TREE_STOP_WAIT_S is the first process's own limit, under it
-TREE_ACK_WAIT_S = 2.0
-
 class SandboxUnavailable(RuntimeError):
     """The requested isolation level cannot be had on this machine."""
 
@@ -188,6 +184,7 @@ class Sandbox:
         self._spawner: Spawner | None = None
         self._tree_stops = 0  # the stops signal_tree asked of the first process (its acknowledgement names them)
         self.unacked_stop = False  # one it asked for and was not told of in time: it may still come
+        self.ran_stopped = 0  # continues whose first process said the tree ran while it was told stopped
         self.sock: socket.socket | None = None
         self.peak_rss = 0
         self._memory_exceeded: str | None = None
@@ -423,21 +420,25 @@ class Sandbox:
     def signal_tree(self, stop: bool) -> bool:
         """Stop (or continue) every process of the tree at once, through its first process, where that holds its
         signals to the tree (the process level, Landlock ABI 6: confine._end_as), and once it says so; False where it
-        cannot or did not in TREE_ACK_WAIT_S (the caller then signals the pids it found: a process hopping from pid to
-        pid ran on through such a pause, red team, session 47)."""
+        cannot or did not in confine.TREE_ACK_WAIT_S (the caller then signals the pids it found: a process hopping from pid to
+        pid ran on through such a pause, red team, session 47). A continue whose first process says the tree ran while
+        it was told stopped counts in `ran_stopped`."""
         if self.level != "process" or confine.landlock_abi() < 6 or not self.alive():
             return False
         self._tree_stops += stop
-        want = confine.tree_ack(signal.SIGSTOP if stop else signal.SIGCONT, self._tree_stops)
+        sig = signal.SIGSTOP if stop else signal.SIGCONT
+        want, ran = confine.tree_ack(sig, self._tree_stops), confine.tree_ack(sig, self._tree_stops, ran=True)
         try:
             os.kill(self.pid, signal.SIGUSR1 if stop else signal.SIGUSR2)
         except OSError:
             return False
-        end = time.monotonic() + TREE_ACK_WAIT_S
+        end = time.monotonic() + confine.TREE_ACK_WAIT_S
         while time.monotonic() < end:
             try:
-                if read_text(f"/proc/{self.pid}/comm").strip().encode() == want:
+                name = read_text(f"/proc/{self.pid}/comm").strip().encode()
+                if name in (want, ran):
                     self.unacked_stop = False
+                    self.ran_stopped += name == ran != want
                     return True
             except OSError:
                 return False

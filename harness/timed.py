@@ -12,14 +12,13 @@ import statistics
 
 import torch
 
-from kb_data.harness import timing
+from kb_data.harness import confine, timing
 from kb_data.harness.cgroup import FREEZE_WAIT_S
 from kb_data.harness.checks import fp64_errors_or_flag, reached, repeat_differs, twin_inputs
 from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _outputs, _to_device, batch_rows,
                                        clone_inputs, rows_apart)
 from kb_data.harness.round_trip import (batch_msg, gpu_phases, host_interrupts, median_phases, round_trip, sandbox_clocks,
                                        take_replies)
-from kb_data.harness.sandbox import TREE_ACK_WAIT_S
 from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
@@ -225,8 +224,12 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                  "held in one long system call outwaits the freeze: tests/corpus/open/rt18_unfreezable_kernel_work_gelu)")
         if cand.unstopped_trees:  # its first process, slowed (the idle class: red team, session 47), or the host's
             flag(res, "check_failed", f"the sandbox's first process did not report its tree stopped within "
-                 f"{TREE_ACK_WAIT_S:g} s in {cand.unstopped_trees} pause(s): what the judge's pids missed ran beside "
+                 f"{confine.TREE_ACK_WAIT_S:g} s in {cand.unstopped_trees} pause(s): what the judge's pids missed ran beside "
                  "the reference's timed calls")
+        if cand.sb.ran_stopped:  # continued from the kernel's side (a timer's SIGCONT): it ran beside the reference
+            flag(res, "reference_tampered", f"the sandbox's tree ran while its first process had it stopped for the "
+                 f"judge (more than {confine.STOPPED_CPU_MAX_NS / 1e6:g} ms of CPU between the stop and the continue) "
+                 f"in {cand.sb.ran_stopped} pause(s): a signal the kernel sends on its behalf continued it")
         if cand.frozen_cpu[0]:  # what the sandbox ran while frozen ran beside the reference's timed calls
             flag(res, "reference_tampered", f"the sandbox ran {cand.frozen_cpu[1]:.3g} ms of CPU while it was frozen "
                  f"for the reference's timed calls (in {cand.frozen_cpu[0]} of them): a process of it that a fatal "
