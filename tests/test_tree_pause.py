@@ -202,6 +202,6 @@ def test_a_tree_continued_by_the_kernel_while_told_stopped_is_reported_by_its_fi
         got = _as_a_user(uid, base, _timer_sigcont_then_report(count), _pauses(count, 20), device="cuda:0")  # its rules
     finally:
         remove_tree(base)
-    # every told pause the tree ran in is reported; it ran in some (idle: all; under load a stop discards more of
-    # the timers' signals, and 4 of 10 ran in a loaded run of the quick tier)
-    assert got["told"] >= 10 and got["by the first process's account"] == got["ran while told"] >= 1, got
+    # every told pause the tree was seen to run in is reported (a run after the look, before the continue, too); it
+    # ran in some (idle: all; under load a stop discards more of the timers' signals: 4 of 10 in a loaded run)
+    assert got["told"] >= 10 and got["by the first process's account"] >= got["ran while told"] >= 1, got
