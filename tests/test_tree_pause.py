@@ -51,13 +51,14 @@ def _spin_then_report(count):
     def serve(sock) -> None:
         from kb_data.harness import channel
 
-        if os.fork() == 0:
+        child = os.fork()
+        if child == 0:
             n, end = 0, time.monotonic() + 30
             while time.monotonic() < end:
                 n += 1
                 count[:8] = n.to_bytes(8, "little")
             os._exit(0)
-        channel.send(sock, {"spinning": True})
+        channel.send(sock, {"spinning": child})
         _sleep_forever(sock)
     return serve
 
@@ -98,6 +99,35 @@ def test_a_stop_its_first_process_makes_too_late_is_undone():
     finally:
         remove_tree(base)
     assert got == {"fell back": True, "runs after the pause": True, "told": True}, got
+
+
+def test_a_tree_continued_from_outside_while_told_stopped_is_reported_by_its_first_process():
+    """A continue the first process did not send (here the judge's own SIGCONT to the spinner, as the kernel sends one
+    for a timer: below) lets the tree run while the judge times its reference: the first process reads its tree's CPU
+    time when it tells of a stop and again at the continue, and says whether it ran (`ran_stopped`:
+    reference_tampered). A pause with no such continue says it did not."""
+    import mmap
+    import signal
+
+    uid, base = 61_053, _scoped_user_base(61_053)
+    count = mmap.mmap(-1, 8)
+
+    def look(sb, got):
+        told, kicked = [], []
+        for i in range(10):
+            told.append(sb.signal_tree(stop=True))
+            if i % 2:
+                os.kill(got["spinning"], signal.SIGCONT)
+                kicked.append(i)
+            time.sleep(0.05)
+            sb.signal_tree(stop=False)
+            time.sleep(0.02)
+        return {"told": told, "kicked": len(kicked), "by the first process's account": sb.ran_stopped}
+    try:
+        got = _as_a_user(uid, base, _spin_then_report(count), look)
+    finally:
+        remove_tree(base)
+    assert got == {"told": [True] * 10, "kicked": 5, "by the first process's account": 5}, got
 
 
 def _race_sigcont_then_report(count, racers):
@@ -157,7 +187,7 @@ def test_processes_sending_each_other_sigcont_stop_before_the_judge_is_told():
 
 
 def _timer_sigcont_then_report(count):
-    """A sandboxed process that starts a child with sixteen POSIX timers whose signal is SIGCONT (every 1-2 ms, a
+    """A sandboxed process that starts a child with 64 POSIX timers whose signal is SIGCONT (every 1-5 ms, a
     handler set so that the kernel does not take it for ignored, each armed again at every turn: a stop discards a
     pending SIGCONT, and the timer's with it) counting in `count`, then reports."""
     def serve(sock) -> None:
@@ -171,8 +201,8 @@ def _timer_sigcont_then_report(count):
             libc = ctypes.CDLL(None, use_errno=True)
             event = (ctypes.c_int * 16)()  # struct sigevent: an 8-byte sigev_value, then sigev_signo, sigev_notify
             event[2], event[3] = signal.SIGCONT, 0  # SIGEV_SIGNAL
-            timers = [ctypes.c_void_p() for _ in range(16)]
-            every = [(ctypes.c_long * 4)(0, 1_000_000 + 60_000 * i, 0, 1_000_000 + 60_000 * i) for i in range(16)]
+            timers = [ctypes.c_void_p() for _ in range(64)]
+            every = [(ctypes.c_long * 4)(0, 1_000_000 + 61_000 * i, 0, 1_000_000 + 61_000 * i) for i in range(64)]
             if any(libc.timer_create(1, ctypes.byref(event), ctypes.byref(t)) for t in timers):
                 os._exit(1)
             n, end = 0, time.monotonic() + 60
