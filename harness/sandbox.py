@@ -2,8 +2,8 @@
 
 Levels (recorded in every run record's `sandbox` column):
 - strong: new mount, PID, network, IPC and UTS namespaces; every mount read-only but a private work dir
-  (seen as /tmp and /var/tmp), a fresh /dev/shm, home directories hidden; an unprivileged uid of its own
-  (no other process has it, so every process it starts is found and killed); no new privileges.
+  (seen as /tmp and /var/tmp), a fresh /dev/shm, home directories and the package's working folders hidden (the store,
+  the builds: paths.private_folders); a uid of its own (every process it starts is found and killed); no new privileges.
   Needs root (the harness drops to the uid inside).
 - process: a new session as an unprivileged uid of its own when the harness is root, otherwise as the
   caller; scrubbed environment, work dir as cwd/HOME/TMPDIR, resource limits; file-system writes held to its work
@@ -34,6 +34,7 @@ from kb_data.harness import confine
 from kb_data.harness.cgroup import Cgroup, MemoryCap
 from kb_data.harness.procfs import parent_and_inner_pid, read_text, schedstat_ms, start_time, status_field
 from kb_data.io import open_lock_file, remove_tree, tail_text
+from kb_data.paths import around, private_folders
 
 LEVELS = ("strong", "process", "none")
 ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
@@ -150,7 +151,7 @@ def _needed_paths() -> list[str]:
     paths |= {p for p in sys.path if p and os.path.isdir(p)}
     paths |= {p for k in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH") for p in os.environ.get(k, "").split(":")
               if p and os.path.isdir(p)}
-    return sorted(os.path.realpath(p) for p in paths)
+    return around(paths, private_folders())  # a checkout on sys.path, its .kb/ left out
 
 
 class Sandbox:
@@ -213,7 +214,7 @@ class Sandbox:
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "memory_cap": self.memory_cap.path if self.memory_cap and self.memory_cap.version == 1 else None,
                  "inner_work": self.inner_work, "gpu": self.device.startswith("cuda"),
-                 "needed": _needed_paths(), "hidden": list(HIDDEN_ROOTS), "log": str(self.log_path),
+                 "needed": _needed_paths(), "hidden": [*HIDDEN_ROOTS, *private_folders()], "log": str(self.log_path),
                  "env": {**_scrubbed_env(self.inner_work, self.device),
                          **self.extra_env},
                  "limits": asdict(self.limits)}

@@ -54,3 +54,23 @@ def test_wheel_runs_without_the_checkout(tmp_path):
     assert got["baselines"] == len(measured_baseline_rows()) and got["checks"] == len(problem_checks())
     assert got["cards"] == sorted(p.name for p in (ROOT / "cards").glob("*.md"))
     assert got["softmax"] == ps.load("23_Softmax", "v3").sha256  # the same bytes as the checkout's file
+
+
+def test_the_private_folders_are_cut_out_of_the_folders_a_sandbox_reads(tmp_path, monkeypatch):
+    """paths.private_folders names .kb/ (or the cache folder) and the folders the environment moved its parts to;
+    paths.around gives a folder that holds one of them as its other entries, at any depth, and drops one that is
+    one; a folder inside a private one stays (what the interpreter needs wins)."""
+    from kb_data import paths
+
+    monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "checkout" / "deep" / "builds"))
+    monkeypatch.setenv("HF_HOME", "/")  # never the whole file system
+    for name in ("checkout/deep/builds/b1", "checkout/deep/src", "checkout/pkg", "store/inner"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "checkout" / "setup.py").write_text("")
+    private = paths.private_folders()
+    assert str(tmp_path / "checkout" / "deep" / "builds") in private and "/" not in private
+    assert os.path.realpath(paths.work_dir()) in private
+    hidden = [str(tmp_path / "checkout" / "deep" / "builds"), str(tmp_path / "store")]
+    got = paths.around([str(tmp_path / "checkout"), str(tmp_path / "store"), str(tmp_path / "store" / "inner")], hidden)
+    assert got == sorted([str(tmp_path / "checkout" / "deep" / "src"), str(tmp_path / "checkout" / "pkg"),
+                          str(tmp_path / "checkout" / "setup.py"), str(tmp_path / "store" / "inner")]), got

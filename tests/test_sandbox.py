@@ -543,3 +543,58 @@ def test_a_process_named_in_bytes_no_decoder_takes_is_still_the_sandboxs(monkeyp
         assert procfs.status_field(procfs.read_text(f"/proc/{child}/status"), "State").startswith("Z")
     except FileNotFoundError:
         pass
+
+
+def _list_then_report(folders: list[str]):
+    def serve(sock) -> None:
+        from kb_data.harness import channel
+
+        got = {}
+        for folder in folders:
+            try:
+                got[folder] = sorted(os.listdir(folder))
+            except OSError as e:
+                got[folder] = type(e).__name__
+        channel.send(sock, got)
+        while True:
+            time.sleep(60)
+    return serve
+
+
+@pytest.mark.parametrize("level", ["strong", "process"])
+def test_no_sandbox_lists_the_packages_working_folders(level, monkeypatch):
+    """The package's working folders (`.kb/` of a checkout: the store, other submissions' builds and sources) and
+    the folders the environment moved them to stay out of a sandbox's sight, the checkout that holds .kb/ on the
+    import path (where pytest and old editable installs put it) or not: the strong level mounts an empty folder on
+    each, the process level leaves them out of Landlock's reads (a submission listed 39 builds in .kb/, session 46)."""
+    import kb_data
+    from kb_data.harness import channel
+    from kb_data.io import lock_dir, remove_tree
+    from kb_data.paths import work_dir
+
+    if level == "strong" and sandbox.strong_available() is not None:
+        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
+    if level == "process" and (confine.landlock_abi() < 1 or not sandbox.own_uid(level)):
+        pytest.skip("without Landlock, or as the caller's uid, a process sandbox reads what its uid may")
+    work = Path(os.path.realpath(work_dir()))
+    work.mkdir(parents=True, exist_ok=True)
+    # beside the checkout, outside /tmp, /root and /home (which the strong level replaces or hides anyway)
+    planted = [Path(tempfile.mkdtemp(prefix="kb-probe-", dir=work)), Path(tempfile.mkdtemp(prefix=".kb-probe-cache-", dir=work.parent))]
+    monkeypatch.setenv("KB_BUILD_CACHE", str(planted[1]))
+    monkeypatch.syspath_prepend(str(work.parent))
+    sb = None
+    try:
+        for folder in planted:
+            folder.chmod(0o755)
+            (folder / "sub.py").write_text("a submission's source\n")
+        sb = sandbox.Sandbox(level, sandbox.Limits(memory_bytes=1 << 30), "cpu", lock_dir())
+        package = str(Path(kb_data.__file__).resolve().parent)
+        sb.start(_list_then_report([str(work), *map(str, planted), package]))
+        got = channel.recv(sb.sock, timeout_s=60)
+    finally:
+        if sb is not None:
+            sb.close()
+        for folder in planted:
+            remove_tree(folder)
+    assert "paths.py" in got.pop(package), got  # the package itself is read
+    assert all(seen in ([], "PermissionError", "FileNotFoundError") for seen in got.values()), got
