@@ -11,6 +11,7 @@ import signal
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from kb_data.harness.cgroup import Cgroup, MemoryCap
 from kb_data.harness.procfs import parent_and_inner_pid, process_cpu_ns, stopped
@@ -159,7 +160,7 @@ def enter(setup: dict) -> None:
     # may write /proc too: CUDA's start names its threads through /proc/self/task/*/comm and fails where it cannot
     # (cudaGetDeviceCount's error 304, session 47); Landlock keeps other processes' files there out all the same
     if level == "process":
-        readable = [p for p in readable_beside(setup["hidden"] + list(TERMINALS)) if (p + "/").startswith(SYSTEM_ROOTS)]
+        readable = [p for p in around(["/"], setup["hidden"] + list(TERMINALS)) if (p + "/").startswith(SYSTEM_ROOTS)]
         restrict_files([setup["inner_work"], "/dev/shm"] + _devices(TERMINALS) + (["/proc"] if setup.get("gpu") else []),
                        readable + setup["needed"] + [setup["inner_work"]], scoped=True)
     elif level == "strong" and lim["cpu_grading"]:  # its mounts leave /proc writable
@@ -261,25 +262,39 @@ def restrict_files(writable: list[str] | None, readable: list[str] | None = None
     return True
 
 
-def readable_beside(hidden: list[str]) -> list[str]:
-    """The fewest folders and files that hold everything of the file system but what lies beneath `hidden` (each
-    taken where it really is): the siblings of every folder on the way down to a hidden one."""
-    hidden_real = {os.path.realpath(h) for h in hidden}
-    out, todo = [], ["/"]
-    while todo:
-        folder = todo.pop()
+def around(folders, hidden: list[str]) -> list[str]:
+    """`folders` with each of `hidden` cut out, as real paths: a folder that holds a hidden one gives its entries
+    instead, but that one, at any depth; one that is hidden is dropped, one inside a hidden one stays (what the
+    interpreter needs wins). For an allow-list of reads (Landlock's), which cannot deny below what it allows."""
+    hidden, out = {os.path.realpath(h) for h in hidden}, set()
+    for folder in map(os.path.realpath, folders):
+        if folder in hidden:
+            continue
+        if not any(h.startswith(folder.rstrip("/") + "/") for h in hidden):
+            out.add(folder)
+            continue
         try:
-            names = os.listdir(folder)
+            out.update(around([os.path.join(folder, name) for name in os.listdir(folder)], list(hidden)))
         except OSError:
             continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if path in hidden_real:
-                continue
-            if os.path.isdir(path) and not os.path.islink(path) and any(h.startswith(path + "/") for h in hidden_real):
-                todo.append(path)
-            else:
+    return sorted(out)
+
+
+def unreachable(paths: list[str]) -> list[str]:
+    """Of `paths`, those that a uid owning none of the folders on the way cannot reach: one of them (or the path
+    itself) closed to others' search. A process sandbox of its own uid, which mounts nothing, cannot import from
+    there a module that was not imported before it dropped to that uid (as root with Python under /root, an honest
+    load_inline extension was a compile_error: torch imports importlib.readers when it builds, session 49)."""
+    out = []
+    for path in paths:
+        for folder in [*reversed(Path(path).parents), Path(path)]:
+            try:
+                mode = os.stat(folder).st_mode
+            except OSError:
+                break
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
                 out.append(path)
+                break
     return out
 
 

@@ -29,7 +29,8 @@ from kb_data.rules import with_checks
 from kb_data.schema import Baseline, RunRecord, SCHEMA_VERSION
 from kb_data.harness.baselines import BaselineIndex, measured_fields
 from kb_data.harness import build
-from kb_data.harness.sandbox import own_uid, resolve_level
+from kb_data.harness.confine import unreachable
+from kb_data.harness.sandbox import needed_paths, own_uid, resolve_level
 from kb_data.harness.worker import cuda_device, cuda_devices, device_lock, run_isolated, thread_resident
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -184,6 +185,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     known = (baselines or BaselineIndex([])).lookup(problem.problem_id, gpu, torch.__version__, method)
     measure = opt.measure_baseline if opt.measure_baseline is not None else known is None
     level = resolve_level(opt.sandbox)
+    unreached = unreachable(needed_paths()) if level == "process" and own_uid(level) else []
     job = {
         "problem_id": problem.problem_id, "problem_code": problem.code, "rules": rules,
         "submission_code": code, "submission_name": name, "device": device, "timeout_s": opt.timeout_s,
@@ -201,6 +203,8 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
             job[k] = getattr(opt, k)
     job.update(opt.extra)
     say = (lambda msg: print(f"kb eval: {msg}", file=sys.stderr, flush=True)) if opt.progress else (lambda msg: None)
+    if unreached:
+        say(f"warning: {UNREACHED_WHY.format(unreached[0])}")
     if build_needed := build.needs_build(code):
         say(f"build: compiling the submission's extensions in a CPU sandbox ({level})")
     built = _build_stage(code, device, job, opt) if build_needed else {}  # outside the GPU lock
@@ -208,8 +212,8 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
         say(f"grade: sandbox {level} on {device}; reference, correctness over {len(rules['seeds'])} seeds and a "
             f"secret one, paired timing, checks (up to {opt.timeout_s:.0f} s)")
     if built.get("status") == "compile_error":
-        return _finish(rec, {**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
-                             "wall_s": built.get("build_s")}, opt, device), None
+        return _finish(rec, _note_unreached({**built, "sandbox": level, "stage_s": {"build": built.get("build_s", 0.0)},
+                                             "wall_s": built.get("build_s")}, unreached), opt, device), None
     with device_lock(device):
         if opt.resident_judge and own_uid(level):
             from kb_data.harness.judge import preparation_key  # a batch's parent only: one `kb eval` never pays for it
@@ -228,6 +232,7 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
             continue  # framework ops allowed: torch.compile is one (the profiler's check is off too)
         result.setdefault("flags", []).append(kind)
         result.setdefault("flag_details", {}).setdefault(kind, detail)
+    _note_unreached(result, unreached)
     rec.gpu, rec.gpu_name, rec.timing_method = gpu, result.get("gpu_name") or gpu_name, method
     baseline_row = None
     if result.get("baseline"):
@@ -251,6 +256,20 @@ def grade(problem: LoadedProblem, code: str, *, name: str = "submission.py", opt
     if result.get("correct") or rec.status == "rejected":  # the judge saw its outputs match, whatever the status
         _speed_checks(rec, problem, result)
     return rec, baseline_row
+
+
+UNREACHED_WHY = ("the process sandbox's uid cannot reach {} (a folder on the way is closed to other users): a module "
+                 "not imported before the sandbox dropped to that uid fails to import there, so a failure may be the "
+                 "host's; grade at the strong level, or keep Python where other users may read it")
+
+
+def _note_unreached(result: dict, unreached: list) -> dict:
+    """The folders a process sandbox of its own uid could not reach, in the record; a failure's error says so too."""
+    if unreached:
+        result.setdefault("flag_details", {})["sandbox_unreachable"] = unreached[:8]
+        if result.get("status") in ("compile_error", "runtime_error", "crashed"):
+            result["error"] = f"{result.get('error') or ''}\n(harness) {UNREACHED_WHY.format(unreached[0])}"
+    return result
 
 
 def _build_stage(code: str, device: str, job: dict, opt: Options) -> dict:

@@ -34,7 +34,7 @@ from kb_data.harness import confine
 from kb_data.harness.cgroup import Cgroup, MemoryCap
 from kb_data.harness.procfs import parent_and_inner_pid, read_text, schedstat_ms, start_time, status_field
 from kb_data.io import open_lock_file, remove_tree, tail_text
-from kb_data.paths import around, private_folders
+from kb_data.paths import private_folders
 
 LEVELS = ("strong", "process", "none")
 ENV_KEEP = ("LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
@@ -139,7 +139,7 @@ def _scrubbed_env(work: str, device: str) -> dict:
     return env
 
 
-def _needed_paths() -> list[str]:
+def needed_paths() -> list[str]:
     """What the sandboxed interpreter must still read when home directories are hidden: its prefixes, its
     import path, this package's module folders (not the checkout they may lie in, whose .kb/ holds other
     submissions' builds and records: a submission listed 39 builds there, session 46), and the toolkit and
@@ -151,7 +151,7 @@ def _needed_paths() -> list[str]:
     paths |= {p for p in sys.path if p and os.path.isdir(p)}
     paths |= {p for k in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH") for p in os.environ.get(k, "").split(":")
               if p and os.path.isdir(p)}
-    return around(paths, private_folders())  # a checkout on sys.path, its .kb/ left out
+    return confine.around(paths, private_folders())  # a checkout on sys.path, its .kb/ left out
 
 
 class Sandbox:
@@ -214,7 +214,7 @@ class Sandbox:
         setup = {"level": self.level, "uid": self.uid, "work": str(self.work), "cgroup": self.cgroup and self.cgroup.path,
                  "memory_cap": self.memory_cap.path if self.memory_cap and self.memory_cap.version == 1 else None,
                  "inner_work": self.inner_work, "gpu": self.device.startswith("cuda"),
-                 "needed": _needed_paths(), "hidden": [*HIDDEN_ROOTS, *private_folders()], "log": str(self.log_path),
+                 "needed": needed_paths(), "hidden": [*HIDDEN_ROOTS, *private_folders()], "log": str(self.log_path),
                  "env": {**_scrubbed_env(self.inner_work, self.device),
                          **self.extra_env},
                  "limits": asdict(self.limits)}

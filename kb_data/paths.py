@@ -38,21 +38,3 @@ def private_folders() -> list[str]:
     found = {work_dir(), *(Path(os.environ[v]).expanduser() for v in FOLDER_VARIABLES if os.environ.get(v))}
     return sorted({os.path.realpath(p) for p in found} - {"/"})  # a variable set to / would hide everything
 
-
-def around(folders, hidden: list[str]) -> list[str]:
-    """`folders` (real paths) with each of `hidden` cut out: a folder that holds a hidden one gives its entries
-    instead, but that one (for an allow-list of reads, such as Landlock's, which cannot deny below what it allows)."""
-    out = set()
-    for folder in map(os.path.realpath, folders):
-        inside = [h for h in hidden if h.startswith(folder.rstrip("/") + "/")]
-        if any(folder == h for h in hidden):
-            continue
-        if not inside:
-            out.add(folder)
-            continue
-        try:
-            entries = [os.path.join(folder, name) for name in os.listdir(folder)]
-        except OSError:
-            continue
-        out.update(around(entries, hidden))
-    return sorted(out)

@@ -58,9 +58,10 @@ def test_wheel_runs_without_the_checkout(tmp_path):
 
 def test_the_private_folders_are_cut_out_of_the_folders_a_sandbox_reads(tmp_path, monkeypatch):
     """paths.private_folders names .kb/ (or the cache folder) and the folders the environment moved its parts to;
-    paths.around gives a folder that holds one of them as its other entries, at any depth, and drops one that is
+    confine.around gives a folder that holds one of them as its other entries, at any depth, and drops one that is
     one; a folder inside a private one stays (what the interpreter needs wins)."""
     from kb_data import paths
+    from kb_data.harness.confine import around
 
     monkeypatch.setenv("KB_BUILD_CACHE", str(tmp_path / "checkout" / "deep" / "builds"))
     monkeypatch.setenv("HF_HOME", "/")  # never the whole file system
@@ -71,6 +72,6 @@ def test_the_private_folders_are_cut_out_of_the_folders_a_sandbox_reads(tmp_path
     assert str(tmp_path / "checkout" / "deep" / "builds") in private and "/" not in private
     assert os.path.realpath(paths.work_dir()) in private
     hidden = [str(tmp_path / "checkout" / "deep" / "builds"), str(tmp_path / "store")]
-    got = paths.around([str(tmp_path / "checkout"), str(tmp_path / "store"), str(tmp_path / "store" / "inner")], hidden)
+    got = around([str(tmp_path / "checkout"), str(tmp_path / "store"), str(tmp_path / "store" / "inner")], hidden)
     assert got == sorted([str(tmp_path / "checkout" / "deep" / "src"), str(tmp_path / "checkout" / "pkg"),
                           str(tmp_path / "checkout" / "setup.py"), str(tmp_path / "store" / "inner")]), got

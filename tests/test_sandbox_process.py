@@ -3,7 +3,9 @@ how a pause stops all of it and how it ends with the judge. Like test_sandbox.py
 of its own (root)."""
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -560,3 +562,28 @@ def test_files_a_process_sandbox_leaves_in_dev_shm_go_with_it():
         assert not [p for p in left if os.path.lexists(p)] and mine.read_text() == "the host's"
     finally:
         mine.unlink()
+
+
+def test_a_process_sandbox_that_cannot_reach_a_folder_it_imports_from_says_so(monkeypatch):
+    """A process sandbox of its own uid mounts nothing: a folder on the import path behind one closed to other users
+    (Python under /root, 0700) is out of its reach, and a module not imported before the drop to its uid fails to
+    import (an honest load_inline extension was a compile_error so, session 49). The record names the folder, in its
+    details and in its error, so that the failure is not taken for the submission's."""
+    from kb_data.harness import confine
+    from kb_data.io import remove_tree
+    from tests.harness_support import HONEST_GELU, _grade
+
+    base = Path(tempfile.mkdtemp(prefix="kb-reach-"))  # open to others (pytest's own folders are 0700)
+    base.chmod(0o755)
+    lib = base / "closed" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "kb_unreached_probe.py").write_text("SCALE = 1.0\n")
+    (base / "closed").chmod(0o700)
+    monkeypatch.syspath_prepend(str(lib))
+    try:
+        assert confine.unreachable([str(lib), str(base)]) == [str(lib)]
+        rec = _grade(HONEST_GELU.replace("import math,", "import kb_unreached_probe, math,"), sandbox="process")
+    finally:
+        remove_tree(base)
+    assert rec.status == "compile_error" and "kb_unreached_probe" in rec.error, (rec.status, rec.error)
+    assert "cannot reach" in rec.error and str(lib) in json.loads(rec.flag_details)["sandbox_unreachable"]

@@ -387,7 +387,7 @@ def test_the_package_is_readable_to_a_process_sandbox_and_the_checkout_it_lies_i
 
     checkout = str(Path(kb_data.__file__).resolve().parents[1])
     monkeypatch.setattr(sys, "path", [p for p in sys.path if os.path.realpath(p or ".") != checkout])
-    needed = sandbox._needed_paths()
+    needed = sandbox.needed_paths()
     assert str(Path(kb_data.__file__).resolve().parent) in needed and str(Path(sandbox.__file__).resolve().parent) in needed
     assert checkout not in needed
 

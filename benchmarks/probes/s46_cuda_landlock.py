@@ -19,8 +19,8 @@ if len(sys.argv) > 1:
         devices += ["/proc"]
     readable = None
     if v in ("reads", "all", "reads+proc", "all+proc_unixsock"):
-        readable = [p for p in confine.readable_beside(list(sandbox.HIDDEN_ROOTS) + list(confine.TERMINALS))
-                    if (p + "/").startswith(confine.SYSTEM_ROOTS)] + sandbox._needed_paths() + [work]
+        readable = [p for p in confine.around(["/"], list(sandbox.HIDDEN_ROOTS) + list(confine.TERMINALS))
+                    if (p + "/").startswith(confine.SYSTEM_ROOTS)] + sandbox.needed_paths() + [work]
     confine.libc().prctl(confine.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if v not in ("none", "sockets", "socket_only", "connect_only", "seccomp_base"):
         confine.restrict_files([work, "/dev/shm"] + devices, readable, scoped=v in ("scoped", "all", "all+proc_unixsock"))
