@@ -352,8 +352,8 @@ def test_a_batch_queued_after_the_gate_opened_on_its_own_is_graded_as_any_other(
     monkeypatch.setattr(channel, "send", send)
     p = ProblemSet(SMALL_PROBLEMS).load(GELU)
     res = _judge(p, (CORPUS / "honest" / "torch_gelu_erf.py").read_text(), trials=12, max_batch=4)
-    assert res["status"] == "ok" and "timer_tampered" not in res["flags"], str(
-        (res["error"], res["flags"], res["flag_details"].get("timer_tampered")))
+    assert res["status"] == "ok" and "timer_tampered" not in res["flags"], str(  # the bound's whole account too
+        (res["error"], res["flags"], {k: res["flag_details"].get(k) for k in ("timer_tampered", "timing_bound")}))
     assert sent.count("timed") >= 4 and sent.count("go") == sent.count("timed") + sent.count("profile"), sent
     assert res["flag_details"]["timing_bound"]["gate"] == "the candidate's go"
 
