@@ -440,36 +440,34 @@ def _signal_tree(sig: int, stop: int, ran: bool = False) -> bool:
 STOPPED_CPU_MAX_NS = 1_000_000
 
 
-def _tree_cpu_ns() -> int:
-    """The CPU time of every process this first process may signal (its tree): each thread's, what each reaped, and
-    what this process reaped (a process of the tree that ends while it is stopped is reaped here, its time with it)."""
-    me, tick_ns, total = os.getpid(), 1e9 / os.sysconf("SC_CLK_TCK"), 0
+def _tree_pids():
+    """The other processes this first process may signal: its tree (its Landlock domain scopes its signals)."""
+    me = os.getpid()
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
+        if name.isdigit() and int(name) != me:
+            try:
+                os.kill(int(name), 0)
+            except OSError:
+                continue  # not of its tree, or gone
+            yield int(name)
+
+
+def _tree_cpu_ns() -> int:
+    """The CPU time of every process of its tree (_tree_pids): each thread's, what each reaped, and what this process
+    reaped (a process of the tree that ends while it is stopped is reaped here, its time with it)."""
+    tick_ns, total = 1e9 / os.sysconf("SC_CLK_TCK"), 0
+    for pid in _tree_pids():
         try:
-            os.kill(int(name), 0)
-            total += process_cpu_ns(int(name), tick_ns)
+            total += process_cpu_ns(pid, tick_ns)
         except (OSError, ValueError, IndexError):
-            continue  # not of its tree, or gone
+            continue  # gone
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return total + int((used.ru_utime + used.ru_stime) * 1e9)
 
 
 def _tree_stopped() -> bool:
-    """Whether every other process this first process may signal (its Landlock domain scopes its signals: its
-    tree) is stopped for good (procfs.stopped)."""
-    me = os.getpid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            os.kill(int(name), 0)
-        except OSError:
-            continue  # not of its tree, or gone
-        if stopped(int(name)) is False:
-            return False
-    return True
+    """Whether every process of its tree (_tree_pids) is stopped for good (procfs.stopped)."""
+    return all(stopped(pid) is not False for pid in _tree_pids())
 
 
 def tree_ack(sig: int, stop: int, ran: bool = False) -> bytes:

@@ -76,9 +76,14 @@ def stopped(pid: int) -> bool | None:
     return all(state in "TtZXx" or (state == "D" and (halted or pending & SIGSTOP_PENDING)) for state, pending in states)
 
 
+def threads_cpu_ns(pid: int) -> int:
+    """The CPU time so far of a process's live threads (each one's schedstat, ns). OSError, ValueError or IndexError
+    when it cannot be read."""
+    return sum(int(read_text(f"/proc/{pid}/task/{tid}/schedstat").split()[0]) for tid in os.listdir(f"/proc/{pid}/task"))
+
+
 def process_cpu_ns(pid: int, tick_ns: float) -> int:
-    """A process's CPU time so far: each of its threads' (schedstat, ns) and what it reaped (its stat's cutime and
+    """A process's CPU time so far: its live threads' (threads_cpu_ns) and what it reaped (its stat's cutime and
     cstime, in clock ticks of `tick_ns`). OSError, ValueError or IndexError when it cannot be read."""
-    threads = sum(int(read_text(f"/proc/{pid}/task/{tid}/schedstat").split()[0]) for tid in os.listdir(f"/proc/{pid}/task"))
     reaped = read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[13:15]
-    return threads + int(sum(int(t) for t in reaped) * tick_ns)
+    return threads_cpu_ns(pid) + int(sum(int(t) for t in reaped) * tick_ns)

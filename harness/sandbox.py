@@ -32,7 +32,7 @@ from pathlib import Path
 
 from kb_data.harness import confine
 from kb_data.harness.cgroup import Cgroup, MemoryCap
-from kb_data.harness.procfs import parent_and_inner_pid, read_text, schedstat_ms, start_time, status_field
+from kb_data.harness.procfs import parent_and_inner_pid, read_text, start_time, status_field, threads_cpu_ns
 from kb_data.io import open_lock_file, remove_tree, tail_text
 from kb_data.paths import private_folders
 
@@ -352,14 +352,10 @@ class Sandbox:
             started = {pid: start_time(pid) for pid in children}
             self._server = min((pid for pid in children if started[pid] is not None), key=started.get, default=None)
         ours = [self.pid] + ([self._server] if self._server is not None else [])
-        total = 0.0
-        for pid in ours:
-            try:
-                for task in os.listdir(f"/proc/{pid}/task"):
-                    total += schedstat_ms(f"/proc/{pid}/task/{task}/schedstat")
-            except (OSError, ValueError, IndexError):
-                return None
-        return total
+        try:
+            return sum(threads_cpu_ns(pid) for pid in ours) / 1e6
+        except (OSError, ValueError, IndexError):
+            return None
 
     def _watch_memory(self) -> None:
         pids, n, held = [], 0, 0
