@@ -163,8 +163,11 @@ def enter(setup: dict) -> None:
         readable = [p for p in around(["/"], setup["hidden"] + list(TERMINALS)) if (p + "/").startswith(SYSTEM_ROOTS)]
         restrict_files([setup["inner_work"], "/dev/shm"] + _devices(TERMINALS) + (["/proc"] if setup.get("gpu") else []),
                        readable + setup["needed"] + [setup["inner_work"]], scoped=True)
-    elif level == "strong" and lim["cpu_grading"]:  # its mounts leave /proc writable
-        restrict_files([setup["inner_work"], "/dev/shm"] + _devices())  # shm: POSIX semaphores, shared tensors
+    elif level == "strong":  # its mounts hide some folders and leave the rest readable (a batch's records in the
+        # caller's folder, another checkout: red team, session 50), and /proc writable; reads as the process level's
+        readable = [p for p in around(["/"], setup["hidden"]) if (p + "/").startswith(SYSTEM_ROOTS)]
+        restrict_files([setup["inner_work"], "/dev/shm"] + _devices() if lim["cpu_grading"] else None,  # shm: POSIX
+                       readable + setup["needed"] + [setup["inner_work"]])  # semaphores, shared tensors
     os.environ.clear()
     os.environ.update(setup["env"])
     tempfile.tempdir = None  # the judge's, cached before the fork: its temp files go to TMPDIR, its work dir

@@ -140,15 +140,18 @@ def _scrubbed_env(work: str, device: str) -> dict:
 
 
 def needed_paths() -> list[str]:
-    """What the sandboxed interpreter must still read when home directories are hidden: its prefixes, its
-    import path, this package's module folders (not the checkout they may lie in, whose .kb/ holds other
-    submissions' builds and records: a submission listed 39 builds there, session 46), and the toolkit and
-    libraries the environment it keeps points at."""
+    """What the sandboxed interpreter must still read when home directories are hidden: its prefixes, the library
+    folders of its import path (installed packages: not a project folder on it, the checkout or the caller's folder,
+    whose .kb/ holds other submissions' builds, session 46, and where a batch's records lie, session 50), this
+    package's module folders, and the toolkit and libraries the environment it keeps points at."""
     import kb_data
 
     package = {str(Path(kb_data.__file__).resolve().parent), str(Path(__file__).resolve().parent)}
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *package, str(Path(sys.executable).resolve().parent)}
-    paths |= {p for p in sys.path if p and os.path.isdir(p)}
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    paths = {*prefixes, *package, str(Path(sys.executable).resolve().parent)}
+    paths |= {p for p in sys.path if p and os.path.isdir(p) and (
+        {"site-packages", "dist-packages"} & set(Path(p).parts)
+        or any(os.path.realpath(p).startswith(os.path.realpath(x).rstrip("/") + "/") for x in prefixes))}
     paths |= {p for k in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH") for p in os.environ.get(k, "").split(":")
               if p and os.path.isdir(p)}
     return confine.around(paths, private_folders())  # a checkout on sys.path, its .kb/ left out
