@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kb_data.gpus import gpu_key
-from kb_data.io import open_lock_file, source_sha256, write_bytes_atomic
+from kb_data.io import RECORDS_DIR_MODE, open_lock_file, source_sha256, write_bytes_atomic
 from kb_data.problems import ProblemError, ProblemSet
 from kb_data.schema import RunRecord, to_table
 from kb_data.harness.baselines import BaselineIndex
@@ -112,7 +112,7 @@ class RecordSink:
         and the hardware), which a folder keeps in grading.json and every stored row must agree with: records made
         otherwise are never served to a batch that resumes in it (None: read only)."""
         self.dir = Path(out_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=RECORDS_DIR_MODE, parents=True, exist_ok=True)
         self._lock = open_lock_file(self.dir / ".lock")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

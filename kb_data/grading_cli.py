@@ -152,11 +152,11 @@ def cmd_eval(args) -> int:
         print(f"{rec.problem_id}: {rec.status}, {speed}" + (f", flags {','.join(rec.flags)}" if rec.flags else "")
               + (f"; {rec.error}" if rec.error else ""))
     if args.out:
-        from .io import append_jsonl
+        from .io import RECORDS_MODE, append_jsonl
 
-        append_jsonl(args.out, [row])
+        append_jsonl(args.out, [row], mode=RECORDS_MODE)
         if base is not None:
-            append_jsonl(_baselines_path(args.out), [base.to_row()])
+            append_jsonl(_baselines_path(args.out), [base.to_row()], mode=RECORDS_MODE)
         print(f"record appended to {args.out}", file=sys.stderr)
     return 0 if rec.status == "ok" else 1
 

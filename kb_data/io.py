@@ -30,6 +30,9 @@ from filelock import FileLock, Timeout
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 FILE_MODE = 0o666 & ~_UMASK
+# records and the folders that hold them: each holds submissions' sources, which no sandbox may read (a batch's
+# records in the caller's folder, read by a later submission of the batch: red team, session 50)
+RECORDS_MODE, RECORDS_DIR_MODE = 0o600, 0o700
 
 
 class JsonlError(ValueError):
@@ -63,12 +66,13 @@ def read_jsonl_rows(path: str | Path) -> list[dict]:
     return [row for _, row in read_jsonl(path)]
 
 
-def append_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
-    """Append one compact JSON line per row under the file's lock, dropping a torn last line first."""
+def append_jsonl(path: str | Path, rows: Iterable[Any], mode: int = 0o666) -> None:
+    """Append one compact JSON line per row under the file's lock, dropping a torn last line first; a new file gets
+    `mode` (less the umask)."""
     path = Path(path)
     text = "".join(json.dumps(r, sort_keys=True, separators=(",", ":"), default=str) + "\n" for r in rows)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(lock_path(path)), open(path, "ab+") as f:
+    with file_lock(lock_path(path)), open(path, "ab+", opener=lambda p, flags: os.open(p, flags, mode)) as f:
         end = f.seek(0, os.SEEK_END)
         if end:
             f.seek(max(0, end - (1 << 20)))

@@ -126,6 +126,7 @@ def test_eval_out_is_what_publish_runs_takes(tmp_path, capsys):
     assert len(printed) == 1 and json.loads(printed[0])["status"] == "ok"  # one JSON line
     lines = out.read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0]) == json.loads(printed[0])  # a RunRecord row, no wrapper
+    assert out.stat().st_mode & 0o777 == 0o600  # a submission's source: its owner's alone (red team, session 50)
     out.write_text(lines[0] + "\n" + lines[0].replace(json.loads(lines[0])["record_id"], "another-id") + "\n")
     for cmd in ("publish", "build"):
         assert main([cmd, "runs", "--records", str(out), "--no-upstream", "--store-root", str(tmp_path / "st")]) == 0
@@ -180,6 +181,7 @@ def test_batch_counts_unknown_ids_as_skipped(tmp_path, capsys):
     batch.mkdir()
     (batch / "99_NoSuchProblem.py").write_text(SOLUTION)
     assert main(["eval", "--batch", str(batch), "--out", str(tmp_path / "out"), "--device", "cpu"]) == 0
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o700  # records of submissions: their owner's alone
     captured = capsys.readouterr()
     assert "1 submission(s) skipped (no such problem)" in captured.err and "done before)" not in captured.err
     assert "0 records" in captured.out and "1 skipped" in captured.out
