@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 
 def read_text(path: str) -> str:
@@ -83,7 +84,10 @@ def threads_cpu_ns(pid: int) -> int:
 
 
 def process_cpu_ns(pid: int, tick_ns: float) -> int:
-    """A process's CPU time so far: its live threads' (threads_cpu_ns) and what it reaped (its stat's cutime and
-    cstime, in clock ticks of `tick_ns`). OSError, ValueError or IndexError when it cannot be read."""
+    """A process's CPU time so far: all its threads', those that ended included (its CPU clock, which any process may
+    read: a chain of short-lived threads hid its work from the sum of the live ones' schedstat, red team, session 50),
+    and what it reaped (its stat's cutime and cstime, in clock ticks of `tick_ns`). OSError, ValueError or IndexError
+    when it cannot be read."""
     reaped = read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[13:15]
-    return threads_cpu_ns(pid) + int(sum(int(t) for t in reaped) * tick_ns)
+    own = time.clock_gettime_ns((~pid << 3) | 2)  # the kernel's MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    return own + int(sum(int(t) for t in reaped) * tick_ns)

@@ -186,13 +186,16 @@ def test_processes_sending_each_other_sigcont_stop_before_the_judge_is_told():
     assert got["ran while told"] == got["by the first process's account"] == 0 and got["told"] >= 30, got
 
 
-def _timer_sigcont_then_report(count):
+def _timer_sigcont_then_report(count, chain: bool = False):
     """A sandboxed process that starts a child with 64 POSIX timers whose signal is SIGCONT (every 1-5 ms, a
     handler set so that the kernel does not take it for ignored, each armed again at every turn: a stop discards a
-    pending SIGCONT, and the timer's with it) counting in `count`, then reports."""
+    pending SIGCONT, and the timer's with it) counting in `count`, then reports. `chain`: the turns run in a chain of
+    threads, each ended before the next starts its turn (its main thread blocks SIGCONT and sleeps), so that no thread
+    alive at the continue ran while the tree was told stopped (red team, session 50)."""
     def serve(sock) -> None:
         import ctypes
         import signal
+        import threading
 
         from kb_data.harness import channel
 
@@ -205,12 +208,24 @@ def _timer_sigcont_then_report(count):
             every = [(ctypes.c_long * 4)(0, 1_000_000 + 61_000 * i, 0, 1_000_000 + 61_000 * i) for i in range(64)]
             if any(libc.timer_create(1, ctypes.byref(event), ctypes.byref(t)) for t in timers):
                 os._exit(1)
-            n, end = 0, time.monotonic() + 60
-            while time.monotonic() < end:
+            n, end = [0], time.monotonic() + 60
+
+            def turn(before=None):
+                if before is not None:
+                    before.join()
                 for timer, period in zip(timers, every):
                     libc.timer_settime(timer, 0, ctypes.byref(period), None)
-                n += 1
-                count[:8] = n.to_bytes(8, "little")
+                n[0] += 1
+                count[:8] = n[0].to_bytes(8, "little")
+                if chain and time.monotonic() < end:
+                    threading.Thread(target=turn, args=(threading.current_thread(),), daemon=True).start()
+
+            if chain:
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCONT})  # the running link takes the timers'
+                threading.Thread(target=turn, daemon=True).start()
+                time.sleep(60)
+            while time.monotonic() < end:
+                turn()
             os._exit(0)
         time.sleep(0.2)
         channel.send(sock, {"timer": True})
@@ -218,18 +233,22 @@ def _timer_sigcont_then_report(count):
     return serve
 
 
-def test_a_tree_continued_by_the_kernel_while_told_stopped_is_reported_by_its_first_process():
+@pytest.mark.parametrize("chain", [False, True], ids=["one_thread", "thread_chain"])
+def test_a_tree_continued_by_the_kernel_while_told_stopped_is_reported_by_its_first_process(chain):
     """A signal the kernel sends on the tree's behalf continues it however it was stopped: a POSIX timer with SIGCONT
     for its signal ran a spinner through 20 of 20 pauses the judge had been told of (GPU gradings keep timers;
     session 48). The first process reads its tree's CPU time when it tells of a stop and again at the continue; the
-    judge counts each continue whose tree ran (`ran_stopped`: reference_tampered)."""
+    judge counts each continue whose tree ran (`ran_stopped`: reference_tampered). The time of threads that ended
+    meanwhile counts too: a chain of short-lived threads ran through 19 of 20 told pauses, counted in 0-1 of them
+    while the account summed live threads only (red team, session 50)."""
     import mmap
 
-    uid, base = 61_052, _scoped_user_base(61_052)
+    uid = 61_054 if chain else 61_052
+    base = _scoped_user_base(uid)
     count = mmap.mmap(-1, 8)
 
     try:
-        got = _as_a_user(uid, base, _timer_sigcont_then_report(count), _pauses(count, 20), device="cuda:0")  # its rules
+        got = _as_a_user(uid, base, _timer_sigcont_then_report(count, chain), _pauses(count, 20), device="cuda:0")
     finally:
         remove_tree(base)
     # every told pause the tree was seen to run in is reported (a run after the look, before the continue, too); it
