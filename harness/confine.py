@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from kb_data.harness.cgroup import Cgroup, MemoryCap
-from kb_data.harness.procfs import parent_and_inner_pid, process_cpu_ns, stopped
+from kb_data.harness.procfs import parent_and_inner_pid, process_cpu_ns, stopped, thread_moves
 from kb_data.harness.seccomp import (ARGUMENT_RULES, DENIED_SYSCALLS, LOCAL_SOCKET_FAMILIES, LOCAL_SOCKET_TYPES,
                                     PATH_SOCKET_SYSCALLS, PR_SET_DUMPABLE, SCHEDULING_SYSCALLS, SOCKET_FAMILIES,
                                     TIMER_SYSCALLS, deny_syscalls, libc)
@@ -375,7 +375,7 @@ def _end_as(server: int, scoped: bool = False) -> None:
     continue ran in the middle of a late stop's handler, between its count and its kill, and left the tree stopped
     once the judge had been told it went on (session 47)."""
     before = signal.pthread_sigmask(signal.SIG_BLOCK, FIRST_PROCESS_SIGNALS)
-    status, stops, held = 0, 0, None  # held: the tree's CPU time when a stop was told
+    status, stops, held = 0, 0, None  # held: the tree's account when a stop was told (_tree_account)
     while True:
         try:
             done, got = os.waitpid(-1, os.WNOHANG)
@@ -393,9 +393,9 @@ def _end_as(server: int, scoped: bool = False) -> None:
             os._exit(128 + signal.SIGTERM)
         if scoped and sig == signal.SIGUSR1:
             stops += 1
-            held = _tree_cpu_ns() if _signal_tree(signal.SIGSTOP, stops) else None
+            held = _signal_tree(signal.SIGSTOP, stops)
         elif scoped and sig == signal.SIGUSR2:
-            ran = held is not None and _tree_cpu_ns() - held > STOPPED_CPU_MAX_NS
+            ran = held is not None and _moved(held, _tree_account())
             held = None
             _signal_tree(signal.SIGCONT, stops, ran)
     _reap_the_rest(scoped)
@@ -414,26 +414,33 @@ FIRST_PROCESS_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.
 TREE_ACK_WAIT_S, TREE_STOP_WAIT_S = 2.0, 1.5
 
 
-def _signal_tree(sig: int, stop: int, ran: bool = False) -> bool:
+def _signal_tree(sig: int, stop: int, ran: bool = False) -> tuple | None:
     """As a scoped first process: `sig` to every process of the tree at once (kill(-1): its domain's, a fork racing
     it fails), then its name set to what the judge waits for (tree_ack) for its `stop`th stop. A stop is told only
     once every process of the tree is seen stopped, sent again meanwhile: a process not yet stopped could send
     SIGCONT to its group, which takes the stop back from all of it (processes racing so ran on through 1 in 6
-    pauses the judge had been told of: session 48); none is told where it was not seen made in time (False). A
-    continue says whether the tree `ran` while its stop held (tree_ack)."""
-    end = time.monotonic() + TREE_STOP_WAIT_S
+    pauses the judge had been told of: session 48); none is told where it was not seen made in time (None). A told
+    stop returns the tree's account (_tree_account), taken before the judge is told, with every thread in it seen
+    stopped (or in uninterruptible sleep, or dead): a thread continued between the look and the account (a timer's
+    SIGCONT) ran through the pause unseen (session 50). A continue says whether the tree `ran` while its stop held
+    (tree_ack)."""
+    end, held = time.monotonic() + TREE_STOP_WAIT_S, None
     while True:
         try:
             os.kill(-1, sig)
         except OSError:
             pass
-        if sig != signal.SIGSTOP or _tree_stopped():
+        if sig != signal.SIGSTOP:
             break
+        if _tree_stopped():
+            held = _tree_account()
+            if all(state in "TtDZX" for state, _ in held[1].values()):
+                break
         if time.monotonic() > end:
-            return False
+            return None
         time.sleep(0.001)
     libc().prctl(PR_SET_NAME, tree_ack(sig, stop, ran), 0, 0, 0)
-    return True
+    return held
 
 
 # CPU time a stopped tree may gain (a thread in uninterruptible sleep ends its system call before it stops); a signal
@@ -441,6 +448,7 @@ def _signal_tree(sig: int, stop: int, ran: bool = False) -> bool:
 # level of a GPU grading (which keeps timers), ran a spinner through 20 of 20 pauses the judge had been told of
 # (session 48)
 STOPPED_CPU_MAX_NS = 1_000_000
+STOPPED_SWITCHES_D = 1  # and the context switches a thread in uninterruptible sleep may make (its stop)
 
 
 def _tree_pids():
@@ -466,6 +474,36 @@ def _tree_cpu_ns() -> int:
             continue  # gone
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return total + int((used.ru_utime + used.ru_stime) * 1e9)
+
+
+def _tree_account() -> tuple[int, dict]:
+    """The tree's CPU time (_tree_cpu_ns) and each of its threads' state and context switches (procfs.thread_moves)."""
+    threads = {}
+    for pid in _tree_pids():
+        try:
+            threads.update(thread_moves(pid))
+        except (OSError, ValueError, IndexError):
+            continue  # gone
+    return _tree_cpu_ns(), threads
+
+
+def _moved(held: tuple[int, dict], now: tuple[int, dict]) -> bool:
+    """Whether a tree told stopped at `held` ran by `now`: it gained more CPU time than a stop allows
+    (STOPPED_CPU_MAX_NS), or one of its threads that was stopped switched in or ended, or a thread appeared. A
+    stopped thread does not move: a spawner continued by a timer's SIGCONT that stops itself again, its children
+    reaped by the kernel (their CPU in no one's account), stays under any CPU threshold (session 50). A thread in
+    uninterruptible sleep at the stop (D: a page fault waiting on a lock, say) ends its system call first, and its
+    stop is a switch: it may make STOPPED_SWITCHES_D; one that ends was already exiting (a stop does not hold an
+    exit)."""
+    (cpu, threads), (cpu_now, threads_now) = held, now
+    if cpu_now - cpu > STOPPED_CPU_MAX_NS or set(threads_now) - set(threads):
+        return True
+    for tid, (state, switches) in threads.items():
+        if state in "Tt" and (tid not in threads_now or threads_now[tid][1] != switches):
+            return True
+        if state == "D" and tid in threads_now and threads_now[tid][1] - switches > STOPPED_SWITCHES_D:
+            return True
+    return False
 
 
 def _tree_stopped() -> bool:

@@ -77,6 +77,21 @@ def stopped(pid: int) -> bool | None:
     return all(state in "TtZXx" or (state == "D" and (halted or pending & SIGSTOP_PENDING)) for state, pending in states)
 
 
+def thread_moves(pid: int) -> dict:
+    """Per thread of a process (by tid): its state's letter and its context switches so far (voluntary and not),
+    which a thread that stays stopped does not move; a thread that ended as it was read is left out. OSError,
+    ValueError or IndexError when the process cannot be read."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            st = read_text(f"/proc/{pid}/task/{tid}/status")
+        except FileNotFoundError:
+            continue
+        out[int(tid)] = (status_field(st, "State")[0], int(status_field(st, "voluntary_ctxt_switches"))
+                         + int(status_field(st, "nonvoluntary_ctxt_switches")))
+    return out
+
+
 def threads_cpu_ns(pid: int) -> int:
     """The CPU time so far of a process's live threads (each one's schedstat, ns). OSError, ValueError or IndexError
     when it cannot be read."""
