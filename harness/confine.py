@@ -434,7 +434,7 @@ def _signal_tree(sig: int, stop: int, ran: bool = False) -> tuple | None:
             break
         if _tree_stopped():
             held = _tree_account()
-            if all(state in "TtDZX" for state, _ in held[1].values()):
+            if all(state in "TtDZXx" for state, _ in held[1].values()):
                 break
         if time.monotonic() > end:
             return None
