@@ -463,11 +463,11 @@ def _tree_pids():
             yield int(name)
 
 
-def _tree_cpu_ns() -> int:
-    """The CPU time of every process of its tree (_tree_pids): each thread's, what each reaped, and what this process
+def _tree_cpu_ns(pids: list[int]) -> int:
+    """The CPU time of the processes of its tree (_tree_pids): each thread's, what each reaped, and what this process
     reaped (a process of the tree that ends while it is stopped is reaped here, its time with it)."""
     tick_ns, total = 1e9 / os.sysconf("SC_CLK_TCK"), 0
-    for pid in _tree_pids():
+    for pid in pids:
         try:
             total += process_cpu_ns(pid, tick_ns)
         except (OSError, ValueError, IndexError):
@@ -477,14 +477,15 @@ def _tree_cpu_ns() -> int:
 
 
 def _tree_account() -> tuple[int, dict]:
-    """The tree's CPU time (_tree_cpu_ns) and each of its threads' state and context switches (procfs.thread_moves)."""
-    threads = {}
-    for pid in _tree_pids():
+    """The tree's CPU time (_tree_cpu_ns) and each of its threads' state and context switches (procfs.thread_moves),
+    from one scan of its processes."""
+    pids, threads = list(_tree_pids()), {}
+    for pid in pids:
         try:
             threads.update(thread_moves(pid))
         except (OSError, ValueError, IndexError):
             continue  # gone
-    return _tree_cpu_ns(), threads
+    return _tree_cpu_ns(pids), threads
 
 
 def _moved(held: tuple[int, dict], now: tuple[int, dict]) -> bool:
