@@ -148,10 +148,10 @@ def needed_paths() -> list[str]:
 
     package = {str(Path(kb_data.__file__).resolve().parent), str(Path(__file__).resolve().parent)}
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    beneath = tuple(os.path.realpath(x).rstrip("/") + "/" for x in prefixes)
     paths = {*prefixes, *package, str(Path(sys.executable).resolve().parent)}
     paths |= {p for p in sys.path if p and os.path.isdir(p) and (
-        {"site-packages", "dist-packages"} & set(Path(p).parts)
-        or any(os.path.realpath(p).startswith(os.path.realpath(x).rstrip("/") + "/") for x in prefixes))}
+        {"site-packages", "dist-packages"} & set(Path(p).parts) or os.path.realpath(p).startswith(beneath))}
     paths |= {p for k in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH") for p in os.environ.get(k, "").split(":")
               if p and os.path.isdir(p)}
     return confine.around(paths, private_folders())  # a checkout on sys.path, its .kb/ left out
