@@ -15,6 +15,15 @@ from kb_data.harness import confine, sandbox
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sandbox's own uid")
 
 
+def _skip_unless_reads_are_held(level: str) -> None:
+    """Skip where `level` cannot run here, or holds no reads: without Landlock (Linux before 5.13) both levels read
+    what their uid may, and a process sandbox as the caller's uid (not root) reads the caller's files."""
+    if level == "strong" and sandbox.strong_available() is not None:
+        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
+    if confine.landlock_abi() < 1 or (level == "process" and not sandbox.own_uid(level)):
+        pytest.skip("without Landlock, or as the caller's uid, a sandbox reads what its uid may")
+
+
 def _list_then_report(folders: list[str]):
     def serve(sock) -> None:
         from kb_data.harness import channel
@@ -43,10 +52,7 @@ def test_no_sandbox_lists_the_packages_working_folders_or_a_users_folder(level, 
     from kb_data.io import lock_dir, remove_tree
     from kb_data.paths import work_dir
 
-    if level == "strong" and sandbox.strong_available() is not None:
-        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
-    if level == "process" and (confine.landlock_abi() < 1 or not sandbox.own_uid(level)):
-        pytest.skip("without Landlock, or as the caller's uid, a process sandbox reads what its uid may")
+    _skip_unless_reads_are_held(level)
     work = Path(os.path.realpath(work_dir()))
     work.mkdir(parents=True, exist_ok=True)
     # beside the checkout, outside /tmp, /root and /home (which the strong level replaces or hides anyway)
@@ -83,10 +89,7 @@ def test_a_submission_reads_no_records_of_the_batch_it_is_graded_in(level):
     from kb_data.paths import work_dir
     from tests.corpus import CORPUS, SMALL_PROBLEMS
 
-    if level == "strong" and sandbox.strong_available() is not None:
-        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
-    if level == "process" and (confine.landlock_abi() < 1 or not sandbox.own_uid(level)):
-        pytest.skip("without Landlock, or as the caller's uid, a process sandbox reads what its uid may")
+    _skip_unless_reads_are_held(level)
     out = Path(tempfile.mkdtemp(prefix="kb-probe-records-", dir=Path(os.path.realpath(work_dir())).parent))
     pairs = [("v3/level1/26_GELU_", (CORPUS / name).read_text())
              for name in ("honest/torch_gelu_erf.py", "hostile/reads_the_batchs_records_gelu.py")]
