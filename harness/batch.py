@@ -225,6 +225,12 @@ def _rows(path: Path):
             yield r
 
 
+def read_submission(path: str | Path) -> str:
+    """A submission file's text as it is graded (and hashed): UTF-8, undecodable bytes replaced, line ends as Python
+    reads them (a CRLF file is graded as LF)."""
+    return Path(path).read_text(encoding="utf-8", errors="replace")
+
+
 def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
     """(job, problem, code, model) for every job not finished yet and not already queued (a manifest that
     names one submission twice grades it once), each problem's together in the order problems first appear."""
@@ -232,7 +238,7 @@ def _resolved(jobs, ps: ProblemSet, suite, sink: RecordSink, options: Options):
     for job in jobs:
         model = job.model or options.model
         try:
-            code = Path(job.submission).read_text(encoding="utf-8", errors="replace")
+            code = read_submission(job.submission)
         except OSError as e:
             print(f"skip {job.submission}: {e}")
             continue

@@ -61,10 +61,15 @@ def load_records(source: str | Path | None = None, problems=None) -> pd.DataFram
 
     if source is None or Path(source).suffix == ".csv":
         return frame(to_table(import_upstream(source, problems=problems)))
+    from .folders import dataset_files
+
     path = Path(source)
     if not path.exists():
         raise FileNotFoundError(f"no records at {path}")
-    files = sorted(p for p in path.rglob("*") if p.suffix in (".parquet", ".jsonl")) if path.is_dir() else [path]
+    if not path.is_dir() and not path.is_file():
+        raise ValueError(f"{path}: not a file of records (a device or a fifo?)")
+    # a folder's files as the audit reads a dataset: regular files inside it, not a link out of it, not hidden
+    files = dataset_files(path, (".parquet", ".jsonl")) if path.is_dir() else [path]
     if not files:
         raise FileNotFoundError(f"{path}: no .parquet or .jsonl files")
     schema = RunRecord.arrow_schema()
@@ -97,10 +102,22 @@ def frame(table) -> pd.DataFrame:
     df = table.to_pandas()
     for col in TIME_COLUMNS:
         if col in df.columns:
-            df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601")
+            df[col] = _times(df[col], col)
     if "status" in df.columns or "correct" in df.columns:
         df["accepted"] = is_accepted(df)  # migration on read: shards before schema 1.5 have no accepted column
     return df
+
+
+def _times(s: pd.Series, name: str) -> pd.Series:
+    """ISO-8601 strings as UTC timestamps (one without an offset is UTC); a value that is no time is a SchemaError
+    naming it."""
+    from .schema import SchemaError
+
+    t = pd.to_datetime(s, utc=True, format="ISO8601", errors="coerce")
+    bad = s[t.isna() & s.notna()]
+    if len(bad):
+        raise SchemaError(f"{name}: {bad.iloc[0]!r} is not an ISO-8601 time ({len(bad)} such row(s))")
+    return t
 
 
 # ---------------------------------------------------------------------------
@@ -115,14 +132,16 @@ def _bool(s: pd.Series) -> pd.Series:
 
 
 def is_accepted(df: pd.DataFrame) -> pd.Series:
-    """The `accepted` column; where it is null (rows before schema 1.5): status "ok", else `correct`. A record whose
+    """status "ok"; where a row has no status (upstream's): its `accepted`, else `correct`. A record whose
     options left checks out (`flag_details.checks_off`: framework ops allowed, a calibration's) passed only the
     checks that ran, and is no kernel's success here (red team, session 41)."""
     status = _col(df, "status")
-    derived = status.eq("ok").where(status.notna(), _bool(_col(df, "correct")))
-    accepted = _col(df, "accepted").astype("boolean")
+    written = _col(df, "accepted").astype("boolean").fillna(_bool(_col(df, "correct")))
+    # a status decides where there is one: a Parquet shard's own `accepted` column is not read over it (an incorrect
+    # record written as accepted was counted: red team, session 51)
+    derived = status.eq("ok").where(status.notna(), written)
     checks_off = _col(df, "flag_details").astype("string").str.contains('"checks_off"', regex=False)
-    return accepted.fillna(derived.astype("boolean")).fillna(False).astype(bool) & ~_bool(checks_off)
+    return _bool(derived) & ~_bool(checks_off)
 
 
 def is_correct(df: pd.DataFrame) -> pd.Series:
@@ -139,8 +158,9 @@ def recency(df: pd.DataFrame) -> pd.Series:
     parts = _col(df, "run_dir").astype("string").str.extract(r"^run_(\d{4})(\d\d)(\d\d)_(\d\d)(\d\d)(\d\d)$")
     from_run = parts[0] + "-" + parts[1] + "-" + parts[2] + "T" + parts[3] + ":" + parts[4] + ":" + parts[5]
     created = _col(df, "created_at")
-    if pd.api.types.is_datetime64_any_dtype(created):
-        created = created.dt.tz_convert("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if not pd.api.types.is_datetime64_any_dtype(created):  # as written: compared as text, another offset won
+        created = _times(created, "created_at")
+    created = created.dt.tz_convert("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S")
     return created.astype("string").fillna(from_run).fillna("")
 
 

@@ -24,21 +24,25 @@ Layering: above the harness, the stores and the analysis (it calls them); below 
 """
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
+import importlib
+import importlib.util
 import io
 import json
 import math
-import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .io import source_sha256, storable
+from .folders import dataset_files, within
+from .io import source_sha256, storable, write_bytes_atomic
 from .schema import UPSTREAM_RUN_COLUMNS, RunRecord, SchemaError
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".csv")
 SOLUTIONS_DIR = "solutions"
+SOURCE_MAX_BYTES = 8 << 30  # what an audit fetches of a Hub dataset: its data files, solutions/ and card
 
 
 class AuditError(ValueError):
@@ -87,35 +91,24 @@ def open_source(source: str, revision: str | None = None, store: str = "auto", o
     sha = st.resolve(name, revision or "main")  # a tag or branch is pinned to its commit here, once
     # not the store's path, nor a bare name: the label travels with the records
     label = f"local:{name}" if store == "local" else st.repo_id(name)
-    snap = Path(st.snapshot(name, sha))
+    snap = Path(st.snapshot(name, sha, patterns=[f"*{x}" for x in DATA_SUFFIXES] + [f"{SOLUTIONS_DIR}/*", "README.md"],
+                            max_bytes=SOURCE_MAX_BYTES))
     # huggingface_hub's snapshot links each file to the repo's blobs/, two folders up
     return Source(label, sha, snap, snap.parent.parent if store == "hub" else snap)
-
-
-def _dataset_file(root: Path, path: Path) -> bool:
-    """A file of the dataset, links resolved, that lies under `root`: the dataset is someone else's, and a link or
-    an absolute name in it must not make the audit read (and publish) a file of this machine."""
-    return path.is_file() and path.resolve().is_relative_to(root.resolve())
 
 
 def folder_revision(folder: Path) -> str:
     """A content hash of every file under the folder (names and bytes): the folder's immutable id."""
     h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if _dataset_file(folder, p) and not any(part.startswith(".") for part in p.relative_to(folder).parts):
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    for p in dataset_files(folder):
+        h.update(p.relative_to(folder).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
     return "folder-" + h.hexdigest()[:16]
 
 
 def data_files(folder: Path, root: Path | None = None) -> list[Path]:
     """Data files of a dataset folder: Parquet, JSONL or CSV anywhere but solutions/ and hidden folders."""
-    out = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).parts
-        if (p.suffix in DATA_SUFFIXES and rel[0] != SOLUTIONS_DIR and not any(s.startswith(".") for s in rel)
-                and _dataset_file(root or folder, p)):
-            out.append(p)
-    return out
+    return [p for p in dataset_files(folder, DATA_SUFFIXES, root or folder)
+            if p.relative_to(folder).parts[0] != SOLUTIONS_DIR]
 
 
 def read_source_records(src: Source, problems_root=None) -> list[RunRecord]:
@@ -221,7 +214,9 @@ def select(records: list[RunRecord], filters: Filters) -> list[RunRecord]:
         from . import analysis as A
         from .schema import to_table
 
-        keep = set(A.dedup(to_table(out, RunRecord).to_pandas(), "latest")["record_id"])
+        # the analysis's own frame: times parsed, so that "latest" is the leaderboard's latest (compared as written, a
+        # time with another offset won: red team, session 51)
+        keep = set(A.dedup(A.frame(to_table(out, RunRecord)), "latest")["record_id"])
         out = [r for r in out if r.record_id in keep]
     return out
 
@@ -237,7 +232,7 @@ def solution_code(rec: RunRecord, folder: Path, root: Path | None = None) -> tup
         names.append(f"{rec.model}_{rec.gpu}_{rec.problem}.txt")  # the sweep's naming, for a record without a link
     for name in dict.fromkeys(names):
         path = folder / SOLUTIONS_DIR / name
-        if name and _dataset_file(root or folder, path):
+        if name and within(path, root or folder):
             return path.read_text(encoding="utf-8", errors="replace"), f"{SOLUTIONS_DIR}/{name}"
     if not names:
         return None, "no solution_code, no solution_link"
@@ -265,17 +260,30 @@ def write_manifest(items: list[tuple[RunRecord, str]], out: Path,
     graded = graded or {}
     jobs: dict[tuple[str, str], Job] = {}
     for rec, code in sorted(items, key=lambda it: (it[0].problem_id, it[0].model or "", it[0].record_id)):
-        key = (rec.problem_id, source_sha256(storable(code)))  # what the batch grades: the file's text
+        key = (rec.problem_id, graded_sha(code, out))
         if key not in jobs:
-            path = out / SOLUTIONS_DIR / f"{key[1]}.py"
-            if not path.exists():
-                _write_atomic(path, storable(code).encode("utf-8"))
-            jobs[key] = Job(key[0], key[1], graded.get(key, rec.model or "unknown"), path)
+            jobs[key] = Job(key[0], key[1], graded.get(key, rec.model or "unknown"), solution_file(code, out))
     lines = [json.dumps({"problem": j.problem_id, "submission": str(j.path.resolve()), "model": j.model}, sort_keys=True)
              for j in jobs.values()]
     manifest = out / "manifest.jsonl"
-    _write_atomic(manifest, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
+    write_bytes_atomic(manifest, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
     return manifest, jobs
+
+
+def solution_file(code: str, out: Path) -> Path:
+    """The code's file under out/solutions/, named by its hash (written once)."""
+    path = out / SOLUTIONS_DIR / f"{source_sha256(storable(code))}.py"
+    if not path.exists():
+        write_bytes_atomic(path, storable(code).encode("utf-8"))
+    return path
+
+
+def graded_sha(code: str, out: Path) -> str:
+    """The solution_sha256 the batch gives the code: of its file as the batch reads it (a CRLF source is graded with
+    LF line ends, and was not found under its own hash: red team, session 51)."""
+    from .harness.batch import read_submission
+
+    return source_sha256(read_submission(solution_file(code, out)))
 
 
 def graded_models(graded_dir: Path) -> dict[tuple[str, str], str]:
@@ -285,13 +293,6 @@ def graded_models(graded_dir: Path) -> dict[tuple[str, str], str]:
     if not (graded_dir / "records.jsonl").exists():
         return {}
     return {(r.problem_id, r.solution_sha256): r.model for r in RecordSink(graded_dir).records()}
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 @dataclass
@@ -306,11 +307,13 @@ class AuditResult:
 def audit(src: Source, out: str | Path, *, filters: Filters | None = None, options=None, workers="auto",
           problems_root=None, progress: bool = True, baselines=None) -> AuditResult:
     """Grade the selected records' solutions (resumable) and join the grades back; writes out/audit.parquet."""
-    from .harness.batch import run_batch
+    from .harness.batch import record_key, run_batch
+    from .problems import ProblemSet
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records = select(read_source_records(src, problems_root), filters or Filters())
+    ps, problems = ProblemSet(problems_root), {}
     items, skipped = [], []
     for rec in records:
         code, where = solution_code(rec, src.folder, src.root)
@@ -318,20 +321,25 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
             skipped.append((rec, where))
         elif not rec.problem_id:
             skipped.append((rec, "no problem_id"))
-        else:
-            items.append((rec, code))
-    manifest, jobs = write_manifest(items, out, graded_models(out / "graded"))
-    graded: dict[tuple[str, str, str], RunRecord] = {}
+        elif isinstance(problem := _problem(ps, rec.problem_id, problems), str):
+            skipped.append((rec, problem))
+        else:  # the batch is told the problem's own id: the join below finds its record under it
+            items.append((rec, replace(rec, problem_id=problem.problem_id), code))
+    manifest, jobs = write_manifest([(canonical, code) for _, canonical, code in items], out,
+                                    graded_models(out / "graded"))
+    graded: dict[str, RunRecord] = {}
     if jobs:
         sink = run_batch(manifest, out / "graded", problems_root=problems_root, options=options, workers=workers,
                          progress=progress, baselines=baselines)
-        graded = {(r.problem_id, r.solution_sha256, r.model): r for r in sink.records()}
+        graded = {record_key(r.problem_id, r.problem_sha256, r.solution_sha256, r.model): r for r in sink.records()}
     audit_records, audited = [], []
-    for rec, code in items:
-        job = jobs[(rec.problem_id, source_sha256(storable(code)))]
-        g = graded.get((job.problem_id, job.sha, job.model))
+    for rec, canonical, code in items:
+        job = jobs[(canonical.problem_id, graded_sha(code, out))]
+        # by the problem's content too: a resumed folder may hold a grade made against other problem files
+        g = graded.get(record_key(job.problem_id, problems[rec.problem_id].sha256, job.sha, job.model))
         if g is None:
-            skipped.append((rec, "not graded (the problem could not be loaded, or the batch was interrupted)"))
+            skipped.append((rec, "not graded: the batch ended without its record (interrupted, or the harness failed "
+                                 "on it: see its output)"))
             continue
         audit_records.append(audit_record(rec, g, src))
         audited.append(rec)
@@ -340,14 +348,26 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
     return AuditResult(src, audit_records, audited, skipped, out)
 
 
+def _problem(ps, problem_id: str, seen: dict):
+    """The problem a record names, loaded once per spelling, or why it cannot be graded (a string)."""
+    from .problems import ProblemError
+
+    if problem_id not in seen:
+        try:
+            seen[problem_id] = ps.load(problem_id)
+        except (ProblemError, OSError) as e:
+            seen[problem_id] = f"not graded: {e}"
+    return seen[problem_id]
+
+
 def _write_records(records: list[RunRecord], path: Path) -> None:
     import pyarrow.parquet as pq
 
+    from .io import atomic_target
     from .schema import to_table
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(to_table(records, RunRecord), tmp)
-    os.replace(tmp, path)
+    with atomic_target(path) as tmp:
+        pq.write_table(to_table(records, RunRecord), tmp)
 
 
 # ---------------------------------------------------------------------------
@@ -371,15 +391,14 @@ def passes_published_rules(g: RunRecord) -> bool | None:
     return False
 
 
-# (pattern on the error, what it means): failures of the machine, not of the solution
-ENVIRONMENT_ERRORS = (
-    (re.compile(r"No module named '?([\w.]+)"), "a package this machine lacks"),
-    (re.compile(r"cannot import name"), "an API this machine's packages no longer have"),
-    (re.compile(r"module '(torch|triton)[\w.]*' has no attribute"), "an API this machine's torch/triton no longer has"),
-    (re.compile(r"Torch not compiled with CUDA|no CUDA GPUs|Found no NVIDIA driver|CUDA_HOME|"
-                r"CUDA is not available|requires a GPU|0 active drivers"), "GPU code on a machine without a GPU"),
-)
-# Compiler failures are the machine's only where the published run built the same code.
+# A failure is the machine's only where this machine's own facts bear out what its error says: the error is text the
+# solution writes (an ImportError raised by hand was filed as "a package this machine lacks": red team, session 51).
+MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+MISSING_NAME = re.compile(r"cannot import name '(\w+)' from '((?:torch|triton)[\w.]*)'")
+MISSING_ATTRIBUTE = re.compile(r"module '((?:torch|triton)[\w.]*)' has no attribute '(\w+)'")
+NO_GPU = re.compile(r"Torch not compiled with CUDA|no CUDA GPUs|Found no NVIDIA driver|CUDA_HOME|CUDA is not available|"
+                    r"requires a GPU|0 active drivers")
+# a build stage's compiler failure is the machine's only where the published run built the same code
 COMPILER_ERRORS = re.compile(r"Error building extension|nvcc|ninja|CompilationError|error: |ptxas")
 
 
@@ -387,13 +406,48 @@ def failure_cause(g: RunRecord, published: RunRecord) -> str | None:
     """environment | solution for a record that is not accepted; None for an accepted one."""
     if g.status == "ok":
         return None
-    if g.status in ("compile_error", "runtime_error"):
-        error = g.error or ""
-        if any(p.search(error) for p, _ in ENVIRONMENT_ERRORS):
-            return "environment"
-        if published.compiled and COMPILER_ERRORS.search(error):
-            return "environment"
+    error = g.error or ""
+    if g.status in ("compile_error", "runtime_error") and _machine_lacks(error, g.solution_code or "", g.gpu):
+        return "environment"
+    if g.status == "compile_error" and error.startswith("build: ") and published.compiled and COMPILER_ERRORS.search(error):
+        return "environment"
     return "solution"
+
+
+def _machine_lacks(error: str, code: str, gpu: str | None) -> bool:
+    """Does this machine lack what the error says the solution needs, and does the solution's code ask for it?"""
+    if NO_GPU.search(error):
+        return gpu == "CPU"  # graded on a GPU, a solution that says it found none is wrong about it
+    if m := MISSING_MODULE.search(error):
+        top = m.group(1).split(".")[0]
+        return top in _imported_modules(code) and importlib.util.find_spec(top) is None  # finds, never runs, it
+    if m := MISSING_NAME.search(error):
+        module, name = m.group(2), m.group(1)
+    elif m := MISSING_ATTRIBUTE.search(error):
+        module, name = m.group(1), m.group(2)
+    else:
+        return False
+    if not re.search(rf"\b{name}\b", code):
+        return False
+    try:
+        return not hasattr(importlib.import_module(module), name)  # torch's or triton's own modules only
+    except ImportError:
+        return False
+
+
+def _imported_modules(code: str) -> set[str]:
+    """The top-level names of the modules a source imports by statement."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
 
 
 def audit_record(published: RunRecord, g: RunRecord, src: Source) -> RunRecord:

@@ -15,6 +15,7 @@ give them names, defaults and validation:
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import math
 from dataclasses import dataclass, field
@@ -100,8 +101,8 @@ class SchemaError(ValueError):
 
 
 def _f(arrow_type: pa.DataType, default: Any = None, *, required: bool = False, enum: tuple | None = None,
-       doc: str = ""):
-    meta = {"arrow": arrow_type, "required": required, "enum": enum, "doc": doc}
+       doc: str = "", time: bool = False):
+    meta = {"arrow": arrow_type, "required": required, "enum": enum, "doc": doc, "time": time}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: json.loads(json.dumps(d)), metadata=meta)
     return field(default=default, metadata=meta)
@@ -227,12 +228,23 @@ class Record:
                     raise SchemaError(f"{where_f} is required")
                 continue
             _check_type(value, f.metadata["arrow"], where_f)
+            if f.metadata["time"]:
+                _check_time(value, where_f)
             enum = f.metadata["enum"]
             if enum is not None:
                 values = value if isinstance(value, list) else [value]
                 bad = [v for v in values if v not in enum]
                 if bad:
                     raise SchemaError(f"{where_f}: {bad[0]!r} is not one of {list(enum)}")
+
+
+def _check_time(value: str, where: str) -> None:
+    """An ISO-8601 time (one without an offset is UTC, as the analysis reads it): "latest" compares these, and one
+    that was no time, or that was compared as text, picked the record an audit re-graded (red team, session 51)."""
+    try:
+        dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise SchemaError(f"{where}: {value!r:.80} is not an ISO-8601 time") from None
 
 
 def _check_type(value: Any, t: pa.DataType, where: str) -> None:
@@ -346,7 +358,7 @@ class Baseline(Record):
     driver_version: str = _f(STR)
     harness_version: str = _f(STR)
     problems_revision: str = _f(STR)
-    measured_at: str = _f(STR, doc="ISO-8601 UTC")
+    measured_at: str = _f(STR, time=True, doc="ISO-8601 UTC")
     source: str = _f(STR, "measured", enum=BASELINE_SOURCES)
     n_records: int = _f(I64, doc="derived rows: how many correct run records the median is over")
     schema_version: str = _f(STR, SCHEMA_VERSION)
@@ -427,7 +439,7 @@ class RunRecord(Record):
     harness_seconds: str = _f(STR, doc="JSON: wall seconds per grading stage, and of the whole worker")
     sandbox: str = _f(STR, enum=SANDBOX_LEVELS, doc="how the submission's process was isolated (SECURITY.md); "
                                                    "null: not graded here (upstream rows)")
-    created_at: str = _f(STR, doc="ISO-8601 UTC")
+    created_at: str = _f(STR, time=True, doc="ISO-8601 UTC")
     # audit records (source "audit"): a published record's solution re-graded here
     audit_of: str = _f(STR, doc="record_id of the record this audit re-graded")
     audit_dataset: str = _f(STR, doc="the dataset holding that record: a Hub repo id, local:<store name> or a folder")

@@ -331,22 +331,44 @@ def test_passes_published_rules_follows_a_correct_kept_on_rejection():
     assert AU.passes_published_rules(_graded("rejected", "anything", correct=True)) is True
 
 
-@pytest.mark.parametrize("status, error, published_compiled, want", [
-    ("ok", None, True, None),
-    ("compile_error", "importing the submission raised ModuleNotFoundError: No module named 'flash_attn'", True, "environment"),
-    ("runtime_error", "AttributeError: module 'torch.cuda' has no attribute 'old_api'", True, "environment"),
-    ("compile_error", "ImportError: cannot import name 'triton_op' from 'torch.library'", True, "environment"),
-    ("runtime_error", "AssertionError: Torch not compiled with CUDA enabled", True, "environment"),
-    ("compile_error", "RuntimeError: Error building extension 'k': nvcc exited with 1", True, "environment"),
-    ("compile_error", "RuntimeError: Error building extension 'k': nvcc exited with 1", False, "solution"),
-    ("compile_error", "syntax error at line 3: expected ':'", True, "solution"),
-    ("incorrect", "seed 42: ...", True, "solution"),
-    ("rejected", "anti-cheat: stale_output", True, "solution"),
-    ("crashed", "SIGSEGV", True, "solution"),
+FAKED_IMPORT = "raise ImportError(\"No module named 'tk_private_kernels'\")\n"
+
+
+@pytest.mark.parametrize("status, error, code, gpu, published_compiled, want", [
+    ("ok", None, "", "CPU", True, None),
+    ("compile_error", "importing the submission raised ModuleNotFoundError: No module named 'flash_attn'",
+     "import flash_attn\n", "CPU", True, "environment"),
+    ("runtime_error", "AttributeError: module 'torch.cuda' has no attribute 'old_api'", "torch.cuda.old_api()", "CPU",
+     True, "environment"),
+    ("compile_error", "ImportError: cannot import name 'triton_op_gone' from 'torch.library'",
+     "from torch.library import triton_op_gone\n", "CPU", True, "environment"),
+    ("runtime_error", "AssertionError: Torch not compiled with CUDA enabled", "x.cuda()", "CPU", True, "environment"),
+    ("compile_error", "build: RuntimeError: Error building extension 'k': nvcc exited with 1", "", "H100", True,
+     "environment"),
+    ("compile_error", "build: RuntimeError: Error building extension 'k': nvcc exited with 1", "", "H100", False,
+     "solution"),
+    ("compile_error", "syntax error at line 3: expected ':'", "", "CPU", True, "solution"),
+    ("incorrect", "seed 42: ...", "", "CPU", True, "solution"),
+    ("rejected", "anti-cheat: stale_output", "", "CPU", True, "solution"),
+    ("crashed", "SIGSEGV", "", "CPU", True, "solution"),
+    # the error is the solution's text: what it says is weighed against this machine and the code (red team, session 51)
+    ("compile_error", "importing the submission raised ImportError: No module named 'tk_private_kernels'",
+     FAKED_IMPORT, "CPU", True, "solution"),                          # raised by hand: no import asks for it
+    ("compile_error", "importing the submission raised ModuleNotFoundError: No module named 'torch'",
+     "import torch\n", "CPU", True, "solution"),                      # this machine has it
+    ("runtime_error", "correctness: RuntimeError: error: this kernel is not what the leaderboard says", "", "H100",
+     True, "solution"),                                               # a compiler's words, outside a build
+    ("runtime_error", "RuntimeError: Found no NVIDIA driver on your system", "", "H100", True, "solution"),  # it ran on one
+    ("runtime_error", "AttributeError: module 'torch' has no attribute 'matmul'", "torch.matmul(a, b)", "CPU", True,
+     "solution"),                                                     # torch has it here
+    ("runtime_error", "AttributeError: module 'torch.cuda' has no attribute 'old_api'", "pass", "CPU", True,
+     "solution"),                                                     # the code never names it
 ])
-def test_failure_cause(status, error, published_compiled, want):
+def test_failure_cause(status, error, code, gpu, published_compiled, want):
     published = RunRecord(record_id="p", compiled=published_compiled, correct=published_compiled, status="ok")
-    assert AU.failure_cause(_graded(status, error), published) == want
+    graded = RunRecord(record_id="g", status=status, error=error, correct=False, compiled=True, solution_code=code,
+                       gpu=gpu)
+    assert AU.failure_cause(graded, published) == want
 
 
 def _synthetic_audit(tmp_path):
@@ -368,7 +390,7 @@ def _synthetic_audit(tmp_path):
                       speedup=2.0 if ok else None, baseline_type="pytorch_eager" if ok else None, suite="v3")
         g = RunRecord(record_id=f"g{i}", source="local", model=model, gpu="H200", problem=p.problem,
                       problem_id=p.problem_id, compiled=status != "compile_error", correct=correct, status=status,
-                      error=error, flags=flags, speedup=0.5 if status == "ok" else None,
+                      error=error, flags=flags, speedup=0.5 if status == "ok" else None, solution_code="import flash_attn\n",
                       baseline_type="pytorch_eager", suite="v3", max_abs_err=0.5 if status == "incorrect" else 0.0)
         published.append(p)
         audits.append(AU.audit_record(p, g, src))
