@@ -20,7 +20,7 @@ from kb_data.io import JsonlError, read_jsonl
 from kb_data.schema import SCHEMA_VERSION, Baseline, SchemaError, schema_markdown
 
 from .common import (
-    BASELINES, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, gpu_key, md_table, natural_key, records_table,
+    BASELINES, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, gpu_key, md_code, md_table, natural_key, records_table,
     render_card, split_file, validate_records, write_bytes_atomic, write_parquet, yaml_block,
 )
 
@@ -86,7 +86,7 @@ def baselines_card(records: list[Baseline], splits: dict[str, list]) -> str:
     gpus = [g for g in splits if g != EMPTY_SPLIT or records]
     problems_per_gpu = md_table(
         ["GPU", "rows", "problems", "measured", "derived"],
-        [[f"`{g}`", len(splits[g]), len({b.problem_id for b in splits[g]}),
+        [[md_code(g), len(splits[g]), len({b.problem_id for b in splits[g]}),
           sum(b.source == "measured" for b in splits[g]), sum(b.source == "derived" for b in splits[g])] for g in gpus])
     stacks = Counter((b.gpu, b.torch_version or "-", b.cuda_version or "-") for b in records if b.source == "measured")
     values = {
@@ -98,7 +98,7 @@ def baselines_card(records: list[Baseline], splits: dict[str, list]) -> str:
         "n_measured": sources.get("measured", 0),
         "n_derived": sources.get("derived", 0),
         "first_split": gpus[0] if gpus else EMPTY_SPLIT,
-        "split_list": ", ".join(f"`{g}`" for g in splits),
+        "split_list": ", ".join(md_code(g) for g in splits),
         "counts_by_gpu": problems_per_gpu if gpus else "No rows in this build.",
         "counts_by_suite": crosstab(((b.gpu, b.suite) for b in records), row_key=gpu_key, row_title="GPU")
         if records else "No rows in this build.",
@@ -107,7 +107,7 @@ def baselines_card(records: list[Baseline], splits: dict[str, list]) -> str:
         if records else "No rows in this build.",
         "counts_by_type": crosstab(((b.gpu, b.baseline_type or "(none)") for b in records), row_key=gpu_key,
                                    row_title="GPU") if records else "No rows in this build.",
-        "stacks": md_table(["GPU", "torch", "CUDA", "rows"], [[f"`{g}`", t, c, n] for (g, t, c), n in
+        "stacks": md_table(["GPU", "torch", "CUDA", "rows"], [[md_code(g), t, c, n] for (g, t, c), n in
                                                             sorted(stacks.items(), key=lambda kv: (gpu_key(kv[0][0]), kv[0][1:]))])
         if stacks else "No measured rows in this build.",
         "n_derived_records": sum(b.n_records or 0 for b in derived),

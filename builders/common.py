@@ -211,11 +211,35 @@ def yaml_list(items: Iterable[str]) -> str:
     return yaml_block(list(items))
 
 
-def md_table(headers: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
-        return "" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
+class Markdown(str):
+    """Text that is Markdown already, written by this package: `md_table` writes it as it is."""
 
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+
+def _one_line(v: Any) -> str:
+    # every line break (a bare CR ends a CommonMark line too) and control or format character (bidi overrides) a space
+    return "".join(c if c.isprintable() else " " for c in str(v))
+
+
+MD_SPECIAL = re.compile(r"[\\`*_\[\]<>|~&$]")
+
+
+def md_text(v: Any) -> Markdown:
+    """A value of the data as Markdown text: one line, and nothing in it a renderer takes for markup, HTML, an
+    entity or math (a model name that closed a card's table and drew a forged one: red team, session 51)."""
+    return Markdown(MD_SPECIAL.sub(lambda m: "\\" + m.group(0), _one_line(v)))
+
+
+def md_code(v: Any) -> Markdown:
+    """A value of the data as inline code: one line, with no backtick to end the span and no pipe to end a cell."""
+    return Markdown("`" + _one_line(v).replace("`", "'").replace("|", "\\|") + "`")
+
+
+def md_table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A Markdown table; a cell that is not `Markdown` is data, written by `md_text`."""
+    def cell(v: Any) -> str:
+        return "" if v is None else v if isinstance(v, Markdown) else md_text(v)
+
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
 
@@ -229,10 +253,10 @@ def crosstab(pairs: Iterable[tuple[str, str]], row_key=None, col_key=None, row_t
     body = []
     for r in rows:
         vals = [counts.get((r, c), 0) for c in cols]
-        body.append([f"`{r}`", *vals] + ([sum(vals)] if total else []))
+        body.append([md_code(r), *vals] + ([sum(vals)] if total else []))
     if total:
-        body.append(["**total**", *[sum(counts.get((r, c), 0) for r in rows) for c in cols], sum(counts.values())])
-    return md_table([row_title, *[f"`{c}`" for c in cols]] + (["total"] if total else []), body)
+        body.append([Markdown("**total**"), *[sum(counts.get((r, c), 0) for r in rows) for c in cols], sum(counts.values())])
+    return md_table([row_title, *[md_code(c) for c in cols]] + (["total"] if total else []), body)
 
 
 def split_file(config: str, split: str) -> str:

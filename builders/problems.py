@@ -29,7 +29,8 @@ from kb_data.io import read_jsonl_rows
 from kb_data.schema import SCHEMA_VERSION, SUITES, Problem, schema_markdown
 
 from .common import (
-    PROBLEMS, BuildResult, Staging, UPSTREAM_CITATIONS, category_key, crosstab, gpu_key, md_table, natural_key,
+    PROBLEMS, BuildResult, Markdown, Staging, UPSTREAM_CITATIONS, category_key, crosstab, gpu_key, md_code, md_table,
+    md_text, natural_key,
     records_table, render_card, split_file, validate_records, write_bytes_atomic, write_parquet, yaml_block,
 )
 
@@ -291,7 +292,7 @@ def _degenerate_text(records: list[Problem]) -> str:
             "(a copy or constant kernel can pass these on the suite's inputs, so the harness also checks "
             "submissions on off-distribution inputs there).")
     if bad:
-        text += "\n\n" + md_table(["problem", "why"], [[f"`{r.problem_id}`", r.degenerate_reason] for r in bad])
+        text += "\n\n" + md_table(["problem", "why"], [[md_code(r.problem_id), r.degenerate_reason] for r in bad])
     return text
 
 
@@ -365,8 +366,8 @@ def problems_card(records: list[Problem], configs: dict[str, dict[str, list]], s
     categories = list(configs[ALL])
     gpu_cfgs = [c for c in configs if c != ALL]
     known = [r for r in records if r.known_issue]
-    by_config = md_table(["config", *[f"`{c}`" for c in categories], "total"],
-                         [[f"`{cfg}`", *[len(configs[cfg].get(c, [])) for c in categories],
+    by_config = md_table(["config", *[md_code(c) for c in categories], "total"],
+                         [[md_code(cfg), *[len(configs[cfg].get(c, [])) for c in categories],
                            sum(len(v) for v in configs[cfg].values())] for cfg in configs])
     per_level = crosstab(((f"level {r.level}", r.category) for r in records),
                          row_key=lambda s: int(s.split()[1]), col_key=category_key, row_title="level")
@@ -388,14 +389,14 @@ def problems_card(records: list[Problem], configs: dict[str, dict[str, list]], s
         "first_gpu_config": gpu_cfgs[0] if gpu_cfgs else ALL,
         "first_split": categories[0],
         "example_name": records[0].name,
-        "config_list": ", ".join(f"`{c}`" for c in configs),
-        "split_list": ", ".join(f"`{c}`" for c in categories),
+        "config_list": ", ".join(md_code(c) for c in configs),
+        "split_list": ", ".join(md_code(c) for c in categories),
         "counts_by_config": by_config,
         "counts_by_level": per_level,
-        "counts_by_gpu": md_table(["GPU", "problems"], [[f"`{g}`", sum(len(v) for v in configs[g].values())] for g in gpu_cfgs])
+        "counts_by_gpu": md_table(["GPU", "problems"], [[md_code(g), sum(len(v) for v in configs[g].values())] for g in gpu_cfgs])
         if gpu_cfgs else "This revision lists no target GPUs (its problems are not tied to a published sweep).",
-        "counts_by_op_type": md_table(["op_type", "problems"], [[f"`{k}`", op_types[k]] for k in sorted(op_types)]),
-        "known_issues": md_table(["problem", "known issue"], [[f"`{r.problem_id}`", r.known_issue] for r in known])
+        "counts_by_op_type": md_table(["op_type", "problems"], [[md_code(k), op_types[k]] for k in sorted(op_types)]),
+        "known_issues": md_table(["problem", "known issue"], [[md_code(r.problem_id), r.known_issue] for r in known])
         if known else "None in this revision.",
         "degenerate": _degenerate_text(records),
         "rules_table": rules_markdown(records),
@@ -446,12 +447,12 @@ def rules_markdown(records: list[Problem]) -> str:
         if isinstance(v, bool):
             return "yes" if v else "no"
         if isinstance(v, list):
-            return ", ".join(f"`{x}`" if isinstance(x, str) else str(x) for x in v)
+            return Markdown(", ".join(md_code(x) if isinstance(x, str) else md_text(x) for x in v))
         if isinstance(v, float):
             return f"{v:g}"
-        return f"`{v}`" if isinstance(v, str) else str(v)
+        return md_code(v) if isinstance(v, str) else str(v)
 
-    headers = ["rule", *[f"rules of `{d.get('suite')}`" for d in distinct]]
+    headers = ["rule", *[Markdown("rules of " + md_code(d.get("suite"))) for d in distinct]]
     rows = [[label, *[fmt(key, (d or {}).get(key)) for d in distinct]] for key, label in RULE_LABELS]
     return md_table(headers, rows)
 

@@ -22,7 +22,7 @@ from kb_data.schema import SCHEMA_VERSION, RunRecord, SchemaError, schema_markdo
 from kb_data.store import CommitPlan, PublishError, PublishResult, Store
 
 from .common import (
-    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, folder_files, gpu_key, md_table, records_table, render_card,
+    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, folder_files, gpu_key, md_code, md_table, md_text, records_table, render_card,
     schema_diff, validate_records, write_bytes_atomic, write_parquet, yaml_block,
 )
 
@@ -223,9 +223,9 @@ def runs_card(records: list[RunRecord]) -> str:
         "n_gpus": len({r.gpu for r in records if r.gpu}),
         "upstream_span": (f"runs dated {dates[0]} to {dates[-1]}, {len({r.run_dir for r in upstream})} run directories"
                           if dates else "no dated runs"),
-        "counts_by_source": md_table(["source", "records"], [[f"`{k}`", sources[k]] for k in sorted(sources)])
+        "counts_by_source": md_table(["source", "records"], [[md_code(k), sources[k]] for k in sorted(sources)])
         if records else "No records yet.",
-        "counts_by_status": md_table(["status", "records"], [[f"`{k}`", v] for k, v in
+        "counts_by_status": md_table(["status", "records"], [[md_code(k), v] for k, v in
                                                             sorted(Counter(r.status or "(none)" for r in records).items())])
         if records else "No records yet.",
         "counts_by_gpu_level": crosstab(((r.gpu or "(none)", f"level {r.level}" if r.level is not None else "(none)")
@@ -233,7 +233,7 @@ def runs_card(records: list[RunRecord]) -> str:
         if records else "No records yet.",
         "counts_by_model": md_table(["model", "records", "compiled", "correct", "accepted", "GPUs"], per_model)
         if records else "No records yet.",
-        "counts_by_flag": md_table(["flag", "records"], [[f"`{k}`", flags[k]] for k in sorted(flags)])
+        "counts_by_flag": md_table(["flag", "records"], [[md_code(k), flags[k]] for k in sorted(flags)])
         if flags else "No record carries an anomaly flag.",
         "schema_table": schema_markdown(RunRecord),
         "schema_version": SCHEMA_VERSION,
@@ -244,7 +244,7 @@ def runs_card(records: list[RunRecord]) -> str:
 
 def audit_card(records: list[RunRecord], configs: list) -> str:
     """The card of a dataset of audit records: what was audited, and both verdicts per model."""
-    audited = Counter(f"`{r.audit_dataset}` at `{r.audit_revision}`" for r in records)
+    audited = Counter(f"{md_code(r.audit_dataset)} at {md_code(r.audit_revision)}" for r in records)
     per_model = []
     for m in sorted({r.model or "(none)" for r in records}):
         rs = [r for r in records if (r.model or "(none)") == m]
@@ -259,12 +259,12 @@ def audit_card(records: list[RunRecord], configs: list) -> str:
         "size_category": _size_category(len(records)),
         "n_records": len(records),
         "audited": "; ".join(f"{k} ({v} records)" for k, v in sorted(audited.items())),
-        "audit_gpus": ", ".join(sorted({r.gpu_name or r.gpu for r in records if r.gpu}, key=str)) or "an unknown machine",
+        "audit_gpus": md_text(", ".join(sorted({r.gpu_name or r.gpu for r in records if r.gpu}, key=str))) or "an unknown machine",
         "verdicts": md_table(["model", "audited", "published pass", "correct (published rules)", "accepted (our rules)",
                               "pass -> fail", "fail -> pass", "environment"], per_model),
-        "counts_by_status": md_table(["status", "records"], [[f"`{k}`", v] for k, v in
+        "counts_by_status": md_table(["status", "records"], [[md_code(k), v] for k, v in
                                                             sorted(Counter(r.status or "(none)" for r in records).items())]),
-        "counts_by_flag": md_table(["flag", "records"], [[f"`{k}`", flags[k]] for k in sorted(flags)])
+        "counts_by_flag": md_table(["flag", "records"], [[md_code(k), flags[k]] for k in sorted(flags)])
         if flags else "No record carries an anomaly flag.",
         "schema_table": schema_markdown(RunRecord),
         "schema_version": SCHEMA_VERSION,
