@@ -25,9 +25,33 @@ def front_matter(readme_text: str) -> dict:
     if "\n---" not in readme_text[3:]:
         raise ValueError("README.md: the YAML front matter is not closed by a '---' line")
     try:
-        return DatasetCard(readme_text, ignore_metadata_errors=False).data.to_dict()
-    except ValueError as e:
+        data = DatasetCard(readme_text, ignore_metadata_errors=False).data.to_dict()
+    except (ValueError, RecursionError) as e:
         raise ValueError(f"README.md: the YAML front matter is not a mapping ({e})") from None
+    if _expanded_size(data, {}) > CARD_MAX_VALUES:
+        raise ValueError(f"README.md: the YAML front matter holds over {CARD_MAX_VALUES} values once its aliases are "
+                         "expanded (or refers to itself)")
+    return data
+
+
+# a card's front matter, aliases expanded, past any real card's (a 582-byte "billion laughs" card made kb serve answer
+# 1.5 GB of JSON to every request: red team, session 51)
+CARD_MAX_VALUES = 100_000
+
+
+def _expanded_size(obj, memo: dict) -> int:
+    """How many values `obj` holds with every shared (aliased) part counted each time it is reached; a part that
+    holds itself counts as too many. Linear in the distinct parts."""
+    if not isinstance(obj, (dict, list)):
+        return 1
+    key = id(obj)
+    if key not in memo:
+        memo[key] = CARD_MAX_VALUES + 1  # while it is counted: reached again from inside, it holds itself
+        try:
+            memo[key] = 1 + sum(_expanded_size(x, memo) for x in (obj.values() if isinstance(obj, dict) else obj))
+        except RecursionError:
+            pass  # nested past Python's stack: too many all the same
+    return memo[key]
 
 
 @dataclass
@@ -103,3 +127,20 @@ def folder_files(folder: Path) -> list[str]:
         if p.is_file():
             out.append(rel.as_posix())
     return sorted(out)
+
+
+def within(path: Path, root: Path) -> bool:
+    """A regular file that, links resolved, lies under `root`: a folder of someone else's data must not make this
+    machine read (or publish) one of its own files, a device or a fifo (a link to /dev/zero: red team, session 51)."""
+    return path.is_file() and path.resolve().is_relative_to(root.resolve())
+
+
+def dataset_files(folder: Path, suffixes: tuple[str, ...] | None = None, root: Path | None = None) -> list[Path]:
+    """The files of someone else's dataset folder, sorted: hidden entries skipped, each one `within` `root` (by
+    default the folder, or for a snapshot of huggingface_hub's cache the repo's folder, whose blobs/ its links name)."""
+    folder = Path(folder)
+    if root is None:
+        root = folder.parent.parent if folder.parent.name == "snapshots" else folder
+    return sorted(p for p in folder.rglob("*")
+                  if (suffixes is None or p.suffix in suffixes)
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts) and within(p, root))

@@ -19,7 +19,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from .folders import config_files, git_blob_sha1
+from .folders import config_files, git_blob_sha1, match_files
 from .store import DEFAULT_BRANCH, CommitPlan, Loaded, ParquetSource, PublishError, RevisionError, Store
 
 REPO_TYPE = "dataset"
@@ -172,9 +172,20 @@ class HubStore(Store):
                              f"{repo}@{sha[:12]}")
         return ParquetSource(self.filesystem(), [f"datasets/{repo}@{sha}/{f}" for f in files], sha)
 
-    def snapshot(self, name: str, revision: str = DEFAULT_BRANCH) -> Path:
-        sha = self.resolve(name, revision)
-        return Path(self.api.snapshot_download(self.repo_id(name), repo_type=REPO_TYPE, revision=sha))
+    def snapshot(self, name: str, revision: str = DEFAULT_BRANCH, patterns: list[str] | None = None,
+                 max_bytes: int | None = None) -> Path:
+        """The files of the revision that `patterns` match (all without), refused before any download when their
+        sizes add up past `max_bytes` (a runs dataset is someone else's: a 40 GiB file it never needed filled an
+        audit's disk, red team, session 51)."""
+        repo, sha = self.repo_id(name), self.resolve(name, revision)
+        if max_bytes is not None:
+            sizes = {p: f.size or 0 for p, f in self._remote_tree(repo, sha).items()}
+            wanted = sum(n for p, n in sizes.items() if patterns is None or match_files(patterns, [p]))
+            if wanted > max_bytes:
+                raise RevisionError(f"{repo}@{sha[:12]}: the files to fetch add up to {wanted / 2**30:.1f} GiB, over "
+                                    f"the {max_bytes / 2**30:.1f} GiB this reads from the Hub; download what you need "
+                                    "yourself and give the folder")
+        return Path(self.api.snapshot_download(repo, repo_type=REPO_TYPE, revision=sha, allow_patterns=patterns))
 
     def load(self, name: str, revision: str = DEFAULT_BRANCH, config: str | None = None, split: str | None = None,
              streaming: bool = False) -> Loaded:

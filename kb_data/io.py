@@ -51,10 +51,10 @@ def read_jsonl(path: str | Path) -> list[tuple[str, dict]]:
         torn = i == len(lines) and not data.endswith(b"\n")
         try:
             obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:  # Recursion: nested past Python's stack
             if torn:
                 continue
-            raise JsonlError(f"{path}:{i}: not JSON: {getattr(e, 'msg', e)}") from e
+            raise JsonlError(f"{path}:{i}: not JSON: {getattr(e, 'msg', e)}") from None
         if not isinstance(obj, dict):
             raise JsonlError(f"{path}:{i}: expected a JSON object, got {type(obj).__name__}")
         out.append((f"{path}:{i}", obj))

@@ -5,6 +5,7 @@ Every number comes from `kb_data.analysis`; this module only formats, plots and 
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import sys
 from pathlib import Path
@@ -73,6 +74,9 @@ def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels are the data's (model and GPU names): drawn as text, never parsed as math (a "$\\x$" name ended the
+    # report: red team, session 51)
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt
@@ -131,8 +135,17 @@ def plot_speedup_distributions(df: pd.DataFrame, out: Path) -> list[Path]:
     return paths
 
 
+SLUG_MAX = 60
+
+
 def _slug(s: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(s))
+    """A file name part for a value of the data: the value where it is short and safe, else its safe start and a hash
+    (two names one slug would share one plot; a GPU name longer than a file name may be ended the report: red team,
+    session 51)."""
+    slug = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in str(s))
+    if slug == str(s) and len(slug) <= SLUG_MAX:
+        return slug
+    return f"{slug[:SLUG_MAX - 13]}_{hashlib.sha256(str(s).encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 # ---------------------------------------------------------------------------

@@ -211,7 +211,10 @@ class Store:
              streaming: bool = False) -> Loaded:
         raise NotImplementedError
 
-    def snapshot(self, name: str, revision: str = DEFAULT_BRANCH) -> Path:
+    def snapshot(self, name: str, revision: str = DEFAULT_BRANCH, patterns: list[str] | None = None,
+                 max_bytes: int | None = None) -> Path:
+        """The revision as a dataset folder. `patterns` (fnmatch) and `max_bytes` bound what a store that downloads
+        (the Hub) fetches; a local store's snapshot is all of its files, already on this disk."""
         raise NotImplementedError
 
     def describe(self, name: str) -> str:
@@ -491,7 +494,8 @@ class LocalStore(Store):
             raise FileNotFoundError(f"{name}@{commit[:12]}: no file {path}")
         return self.verified_blob(name, tree[path]).read_text(encoding="utf-8")
 
-    def snapshot(self, name: str, revision: str = DEFAULT_BRANCH) -> Path:
+    def snapshot(self, name: str, revision: str = DEFAULT_BRANCH, patterns: list[str] | None = None,
+                 max_bytes: int | None = None) -> Path:
         """The revision as a dataset folder under the store (files read-only); made once per commit."""
         commit, tree = self.tree(name, revision)
         snaps = self._dir(name) / "snapshots"
