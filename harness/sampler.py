@@ -462,9 +462,10 @@ def _privately_written(pid: int | str, ranges: list[tuple[int, int]], budget: Re
     return out
 
 
-# a page map entry's top byte -> 1 where the page is present and not a file's (bit 63 set, bit 61 clear) or swapped
-# (bit 62), else 0 (Documentation/admin-guide/mm/pagemap.rst)
-_WRITTEN_FLAGS = bytes(int(bool((b & 0x80 and not b & 0x20) or b & 0x40)) for b in range(256))
+# a page map entry's top byte -> 1 where the page is not a file's (bit 61 clear) and present (bit 63) or swapped (bit
+# 62), else 0 (Documentation/admin-guide/mm/pagemap.rst). A file's page being migrated (compaction, on a loaded host)
+# shows as swapped and a file's: an honest libtorch_cpu.so was read as replaced code
+_WRITTEN_FLAGS = bytes(int(bool(b & 0xC0 and not b & 0x20)) for b in range(256))
 _WRITTEN_PAGE = b"\x01"
 
 

@@ -349,6 +349,22 @@ def test_code_written_into_a_files_pages_or_a_device_mapping_is_generated_at_run
     assert framework_code("/dev/zero", write=True) == [True]
 
 
+@pytest.mark.parametrize("top_byte, written", [
+    (0x80, True), (0x82, True),    # present, not a file's: a copy-on-write copy (exclusively mapped or not)
+    (0x40, True),                  # swapped: only anonymous pages swap
+    (0xA0, False), (0xA2, False),  # present, the file's page
+    (0x60, False),                 # a file's page being migrated (compaction): a swap-type entry, still the file's
+    (0x00, False), (0x20, False),  # not in memory
+])
+def test_a_code_page_is_the_processs_own_writing_only_where_it_is_not_its_files(top_byte, written):
+    """A page map entry's top byte, as `_privately_written` reads it (Documentation/admin-guide/mm/pagemap.rst). A
+    file's page under migration was taken for a written one: an honest GELU's libtorch_cpu.so, on a loaded host, was
+    `check_failed` as code replaced in place (session 51)."""
+    from kb_data.harness.sampler import _WRITTEN_FLAGS
+
+    assert bool(_WRITTEN_FLAGS[top_byte]) is written
+
+
 def test_a_sample_in_a_librarys_linkage_stubs_is_named_as_such():
     """The procedure linkage table's stubs (a jump on to another library's function) have no symbol: counted as
     unnamed framework code they took 0.1-0.3% of an honest elementwise GEMM's framework time, which no margin covers
