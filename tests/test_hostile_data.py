@@ -242,3 +242,34 @@ def test_every_spelling_of_a_record_is_audited_under_its_own_grade(tmp_path, cap
     assert {r["status"] for r in rows} == {"incorrect"}
     rows, _ = _audit(src, tmp_path / "out", SMALL_PROBLEMS, capsys)  # back to the first files: their grade, not the last
     assert {r["audit_of"]: r["status"] for r in rows} == {rid: "ok" for rid in ("r-crlf", "r-short", "r-dotpy")}
+
+
+def test_an_audit_fetches_from_the_hub_only_what_it_reads_within_its_budget(tmp_path, monkeypatch):
+    """An audit of a Hub dataset downloaded every file of it (a 40 GiB file it never reads filled the disk): it
+    fetches data files, solutions/ and the card, and refuses before any download when they add up past its budget."""
+    from huggingface_hub import HfApi
+
+    from kb_data.folders import RevisionError
+    from kb_data.serve import serving
+    from kb_data.stores import open_store
+    from tests.hub_support import configure_clients
+
+    repo = "someone/runs"
+    folder = _dataset(tmp_path / "ds", [_record("r1", "2026-06-01T10:00:00+00:00")])
+    (folder / "solutions").mkdir()
+    (folder / "solutions" / "a.txt").write_text(HONEST_GELU)
+    (folder / "weights").mkdir()
+    (folder / "weights" / "huge.bin").write_bytes(os.urandom(1 << 20))  # what the audit never reads
+    with serving(tmp_path / "served", writable=True) as srv:
+        configure_clients(monkeypatch, srv.url, tmp_path / "hf_home")
+        api = HfApi()
+        api.create_repo(repo, repo_type="dataset")
+        sha = api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset").oid
+        src = AU.open_source(repo, revision=sha)
+        assert sorted(p.relative_to(src.folder).as_posix() for p in src.folder.rglob("*") if p.is_file()) == [
+            "runs.jsonl", "solutions/a.txt"]
+        assert [r.record_id for r in AU.read_source_records(src)] == ["r1"]
+        hub = open_store("hub")
+        with pytest.raises(RevisionError, match=r"add up to 0\.0 GiB, over the 0\.0 GiB"):
+            hub.snapshot(repo, sha, patterns=["weights/*"], max_bytes=1000)
+    assert not list((tmp_path / "hf_home").rglob("huge.bin"))  # refused before it was fetched
