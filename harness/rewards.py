@@ -95,19 +95,24 @@ class RewardPolicy:
     `speedup_weight`, a slower one earns `correct` alone, so that being right always pays at least as much as being
     wrong. A submission the anti-cheat rejects earns `rejected`, below a wrong one, so that a hack never pays more
     than an honest failure, and so does one whose grading ended otherwise after a failing flag was raised (a hack
-    that crashes its grading once caught stays caught); every other status earns `failed`."""
+    that crashes its grading once caught stays caught); every other status earns `failed`. On a problem whose
+    reference output hardly moves with its inputs (`degenerate_problem`: a constant, or nearly one) the speed is of
+    work the output does not need, and earns nothing unless `degenerate_speedup` (zeros returned after a wait earned
+    a 9x kernel's reward where the output is always 0: red team, session 51)."""
     correct: float = 1.0
     speedup_weight: float = 1.0
     speedup_cap: float = 16.0
     incorrect: float = 0.0
     failed: float = 0.0
     rejected: float = -1.0
+    degenerate_speedup: bool = False
 
     def __call__(self, rec: RunRecord) -> float:
         if rec.status == "rejected" or any(f not in INFORMATIONAL_FLAGS for f in rec.flags or []):
             return self.rejected
         if rec.status == "ok" and rec.correct:
-            if rec.speedup is None or not math.isfinite(rec.speedup) or rec.speedup <= 0:
+            if rec.speedup is None or not math.isfinite(rec.speedup) or rec.speedup <= 0 or (
+                    "degenerate_problem" in (rec.flags or []) and not self.degenerate_speedup):
                 return self.correct
             return self.correct + self.speedup_weight * math.log2(min(max(rec.speedup, 1.0), self.speedup_cap))
         if rec.status == "incorrect":

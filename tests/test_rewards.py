@@ -169,8 +169,18 @@ def test_a_grading_that_ended_otherwise_after_a_failing_flag_earns_the_rejection
     p = RewardPolicy()
     for status in ("crashed", "runtime_error", "timeout", "memory_exceeded"):
         assert p(replace(_record(status), flags=["calls_reference_ops"])) == -1.0
-    assert p(replace(_record("ok", 2.0), flags=["excessive_speedup", "degenerate_problem"])) == 2.0
+    assert p(replace(_record("ok", 2.0), flags=["excessive_speedup"])) == 2.0
+    assert p(replace(_record("crashed"), flags=["degenerate_problem"])) == 0.0
     assert p(replace(_record("crashed"), flags=["seed_independent_inputs"])) == 0.0
+
+
+def test_speed_on_a_problem_whose_output_hardly_moves_earns_nothing():
+    """v0.1 level-2 80 (Gemm_Max_Subtract_GELU) outputs zeros for every input: zeros returned after a wait that keeps
+    them over the roofline were `ok` at 9.1x (red team, session 51). On a degenerate problem a correct record earns
+    `correct` alone, unless the policy says otherwise."""
+    rec = replace(_record("ok", 9.1), flags=["degenerate_problem"])
+    assert RewardPolicy()(rec) == 1.0 == RewardPolicy()(_record("ok", 1.0))
+    assert RewardPolicy(degenerate_speedup=True)(rec) == pytest.approx(1.0 + math.log2(9.1))
 
 
 def test_a_hack_never_earns_more_than_an_honest_failure_under_the_default_policy():
