@@ -17,7 +17,7 @@ import torch
 
 from kb_data.harness import channel, timing, worker
 from kb_data.harness.channel import ChannelError
-from kb_data.harness.checks import dynamic_checks, secret_weights
+from kb_data.harness.checks import dynamic_checks, heavy_due, heavy_probe, secret_weights
 from kb_data.harness.session import Candidate, cpu_threads, draw_seed, flag, judged, run_candidate, weight_slots
 from kb_data.harness.reference import (
     Stage, _Stages, _call, _first_lines, _input_specs, _outputs, _sample, build_reference, clone_inputs, make_inputs,
@@ -114,6 +114,7 @@ def _judge(job: dict, res: dict):
            "rebuild": lambda: build_reference(mod, rules, device, job.get("init_seed", 0))}  # checks' own copies
     del first_ref  # its shapes and dtypes are all that is kept: a large problem's output is gigabytes
     ctx["batch"] = batch_size(first, ctx["out_meta"], device, int(job.get("max_batch", MAX_BATCH)))
+    ctx["heavy_due"] = heavy_due(first, ctx["out_meta"], precision)
     ctx["overhead_ms"] = calibrate(cand, first, ctx, device, rules, job)
     stage("calibration")
 
@@ -144,6 +145,8 @@ def _judge(job: dict, res: dict):
     stage("secret_weights")
 
     ctx["precision"], ctx["degenerate"] = precision, degenerate_reason(ctx["samples"], atol, rtol)
+    if ctx["heavy_due"]:
+        heavy_probe(ref, mod, device, atol, rtol, res, ctx)
     time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx, job)
     stage("timing")
 

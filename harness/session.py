@@ -478,6 +478,26 @@ OFF_SCATTER_EVERY = 16384  # a scattered probe moves one value in this many (at 
 OFF_SCATTER_MIN = 16
 
 
+HEAVY_VALUES = 16  # values of each large floating input that a dominance probe multiplies (few: a sample misses them)
+HEAVY_MIN_NUMEL = 1 << 16  # ... in inputs of at least this many values
+
+
+def heavy_values(inputs: list, device, factor: float, seed: int) -> list:
+    """The inputs with HEAVY_VALUES values of each large floating tensor, at places drawn from `seed`, multiplied by
+    `factor` (signs and zeros kept: a domain such as a log's stays the reference's): where those few values decide a
+    reduction's output, a kernel that samples or skips values cannot get it right."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() >= HEAVY_MIN_NUMEL:
+            y = x.contiguous().clone()
+            at = torch.randint(y.numel(), (HEAVY_VALUES,), generator=g, device=device)
+            y.view(-1)[at] *= factor
+            x = y
+        out.append(x)
+    return out
+
+
 def off_distribution(inputs: list, device, scattered: bool = False) -> list:
     """The floating inputs taken off the suite's distribution by a secret draw: replaced by standard normal values
     x3, or (`scattered`) kept but for a few scattered values set to such draws, which a candidate's sample of a few

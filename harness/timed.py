@@ -19,7 +19,8 @@ from kb_data.harness.reference import (FP64_CHECKED, _call, _fp64_feasible, _out
                                        clone_inputs, rows_apart)
 from kb_data.harness.round_trip import (batch_msg, gpu_phases, host_interrupts, median_phases, round_trip, sandbox_clocks,
                                        take_replies)
-from kb_data.harness.session import QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, judged, off_distribution
+from kb_data.harness.session import (QUEUE_WAIT_S, cpu_threads, draw_seed, flag, fresh_inputs, heavy_values, judged,
+                                     off_distribution)
 
 MAX_PAIRED_TRIALS = 256  # the cap for kernels too short to fill MIN_PAIRED_MS: 16 batches of 16 calls a side
 MAX_TIMED_FP64 = 4  # timed calls whose outputs are kept for the float64 comparison after the loop, at most ...
@@ -27,6 +28,7 @@ TIMED_FP64_BYTES = 2 << 30  # ... and while what they keep stays under this (the
 REPEAT_KINDS = ("repeat", "repeat_twin")  # a timed call, and a later one on its inputs with one value redrawn
 KEPT_ON_GPU_BYTES = 1 << 30  # a timed call's tensors kept past its batch (the pair's) over this wait on the host
 OFF_KINDS = ("off", "off_scattered")  # timed calls on off-distribution inputs: wholly, and scattered through the suite's
+PROBE_KINDS = OFF_KINDS + ("heavy",)  # timed calls that are not timed: those, and a reduction's few dominant values
 EXTRA_CHECK_ODDS = 64  # past the rule's trials, each timed call is also a check with this chance in one
 MAX_BATCH = 16  # timed calls per round trip to the candidate
 BATCH_BYTES = 1 << 30  # the slots of one batch's inputs and outputs
@@ -54,7 +56,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
     # cannot tell them from the rest (a float64 comparison; on a degenerate problem, off-distribution inputs, whole
     # and scattered through the suite's)
     kinds = (["fp64"] * min(MAX_TIMED_FP64, max(1, trials // 8))
-             + (list(OFF_KINDS) if ctx.get("degenerate") else []))
+             + (list(OFF_KINDS) if ctx.get("degenerate") else []) + (["heavy"] * 2 if ctx.get("heavy") else []))
     extra_kinds = list(kinds)
     if rules["require_bitwise_repeat"] and trials >= len(kinds) + 2:  # a timed call and its twin, in that order
         kinds += list(REPEAT_KINDS)
@@ -85,6 +87,8 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
             inputs, rng = fresh_inputs(mod, device, ctx), draw_seed()
             if kind in OFF_KINDS:
                 inputs = off_distribution(inputs, device, scattered=kind == "off_scattered")
+            elif kind == "heavy":
+                inputs = heavy_values(inputs, device, ctx["heavy"], draw_seed())
             elif kind == "repeat":
                 repeat["original"], repeat["rng"] = _kept(inputs, device), rng
             elif kind == "repeat_twin" and "original" in repeat:  # its own rng: a shared one would name the pair
@@ -113,7 +117,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 bounds.append(bound)
                 if (ph := gpu_phases(reply, [t["reply"] for t in calls], wall)) is not None:  # take_replies read them
                     phases.append(ph)
-        counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in OFF_KINDS]
+        counted = [t for t in calls if t["i"] >= warmup and t["kind"] not in PROBE_KINDS]
         if counted:  # the candidate holds a batch's inputs before its first call and may move work between its calls
             # a claim under what the judge's clock allows is not believed: the batch is timed at the judge's own
             # figure (timed at the floor, the slack and margin let one forged batch of a CPU grading pass as 2x faster)
@@ -129,7 +133,7 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                         first_calls[side].append(counted[0][key] / mid)
         for t in calls:
             kind, inputs, ref_out, outs = t["kind"], t["inputs"], t["ref_out"], t["outs"]
-            if t["i"] >= warmup and kind not in OFF_KINDS:
+            if t["i"] >= warmup and kind not in PROBE_KINDS:
                 claims.append(t["ms"])
                 ref_times.append(t["ref_ms"])
                 if t["flush"] is not None:
@@ -141,6 +145,10 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
                 if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # a failing one's tensors are kept
                     ctx["timed_off"] = (ok, why, outs, inputs, t["rng"]) if not ok else (ok, why, None, None, None)
+            elif kind == "heavy":
+                finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
+                if finite and not ok:
+                    ctx.setdefault("timed_heavy", f"timed call {t['i']}: {why}")
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
             elif kind == "fp64" and ok and _fp64_feasible(inputs, outs, ctx["precision"]) and (

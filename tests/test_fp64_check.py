@@ -109,3 +109,44 @@ def test_the_float64_comparison_counts_the_outputs_as_well_as_the_inputs():
         m.setattr(reference, "FP64_ROWS_BYTES", 3 * 576)  # a row is 64 B in and 512 B out: three rows
         rows_in, rows_out, rows_ref = reference.batch_rows([x], [y], y)
     assert rows_in[0].shape == (3, 16) and rows_out[0].shape == rows_ref[0].shape == (3, 128)
+
+
+SMALL_MSE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, predictions, targets):
+        return torch.mean((predictions - targets) ** 2)
+
+
+def get_inputs():
+    return [torch.rand(256, 1024) * 2, torch.rand(256, 1024)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_reduction_too_large_for_the_float64_comparison_is_probed_where_a_few_values_decide_it(tmp_path, monkeypatch):
+    """A loss over inputs too large for the float64 copies has no rows to cut: a kernel that averaged a sample of the
+    values met the suite's tolerance (v0.1 level 1, 94-100, 32768 x 32768; red team, session 51). Timed calls at
+    secret places carry inputs with a few values multiplied until they decide the reference's output: a sample misses
+    them. Here on a small MSE with the float64 limit lowered; the honest loss passes."""
+    from kb_data.harness import reference
+    from kb_data.problems import load_problem
+
+    monkeypatch.setattr(reference, "FP64_CHECK_MAX_BYTES", 1 << 10)
+    path = tmp_path / "v0.1" / "level1" / "94_MSELoss.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(SMALL_MSE)
+    p = load_problem(path, tmp_path)
+    loss = ("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, p, t):\n"
+            "        return (({}) ** 2).mean()\n")
+    honest = _judge(p, loss.format("p - t"), trials=8)
+    sampled = _judge(p, loss.format("(p - t)[:, ::10]"), trials=8)  # a tenth of the values: 0.6% off, under 1e-2
+    assert honest["status"] == "ok" and not honest["flags"] and "heavy_probe" not in honest["flag_details"], (
+        honest["flags"], honest["error"], honest["flag_details"].get("heavy_probe"))
+    assert sampled["correct"] and sampled["flags"] == ["input_overfit"], (sampled["flags"], sampled["error"])  # fails it
+    assert "decide the output (a timed call)" in sampled["flag_details"]["input_overfit"]
