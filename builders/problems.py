@@ -30,8 +30,8 @@ from kb_data.schema import SCHEMA_VERSION, SUITES, Problem, schema_markdown
 
 from .common import (
     PROBLEMS, BuildResult, Markdown, Staging, UPSTREAM_CITATIONS, category_key, crosstab, gpu_key, md_code, md_table,
-    md_text, natural_key,
-    records_table, render_card, split_file, validate_records, write_bytes_atomic, write_parquet, yaml_block,
+    md_text, natural_key, records_table, render_card, split_file, validate_records, write_bytes_atomic, write_parquet,
+    yaml_block,
 )
 
 ALL = "all"

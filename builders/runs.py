@@ -22,8 +22,8 @@ from kb_data.schema import SCHEMA_VERSION, RunRecord, SchemaError, schema_markdo
 from kb_data.store import CommitPlan, PublishError, PublishResult, Store
 
 from .common import (
-    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, folder_files, gpu_key, md_code, md_table, md_text, records_table, render_card,
-    schema_diff, validate_records, write_bytes_atomic, write_parquet, yaml_block,
+    RUNS, UPSTREAM_CITATIONS, BuildResult, Staging, crosstab, folder_files, gpu_key, md_code, md_table, md_text,
+    records_table, render_card, schema_diff, validate_records, write_bytes_atomic, write_parquet, yaml_block,
 )
 
 CONFIG = "default"

@@ -141,14 +141,13 @@ def time_paired(cand, mod, ref, paired_ref, rules, device, atol, rtol, res, ctx,
                 if t["ref_flush"] is not None:
                     ref_flush.append(t["ref_flush"])
             ok, why = judged_call(t, ref, model, rules, atol, rtol)
-            if kind in OFF_KINDS:
+            if kind in PROBE_KINDS:  # judged only where the reference's outputs are finite
                 finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
-                if finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # a failing one's tensors are kept
+                if kind == "heavy":
+                    if finite and not ok:
+                        ctx.setdefault("timed_heavy", f"timed call {t['i']}: {why}")
+                elif finite and (ctx.get("timed_off") is None or ctx["timed_off"][0]):  # a failing one's tensors are kept
                     ctx["timed_off"] = (ok, why, outs, inputs, t["rng"]) if not ok else (ok, why, None, None, None)
-            elif kind == "heavy":
-                finite = all(torch.isfinite(o.float()).all() for o in _outputs(ref_out) if isinstance(o, torch.Tensor))
-                if finite and not ok:
-                    ctx.setdefault("timed_heavy", f"timed call {t['i']}: {why}")
             elif not ok and stale is None:
                 stale = f"timed call {t['i']}: {why}"
             elif kind == "fp64" and ok and _fp64_feasible(inputs, outs, ctx["precision"]) and (

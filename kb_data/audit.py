@@ -100,7 +100,7 @@ def open_source(source: str, revision: str | None = None, store: str = "auto", o
 def folder_revision(folder: Path) -> str:
     """A content hash of every file under the folder (names and bytes): the folder's immutable id."""
     h = hashlib.sha256()
-    for p in dataset_files(folder):
+    for p in dataset_files(folder, root=folder):
         h.update(p.relative_to(folder).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
     return "folder-" + h.hexdigest()[:16]
 

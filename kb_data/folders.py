@@ -117,16 +117,10 @@ def git_blob_sha1(data: bytes) -> str:
 
 
 def folder_files(folder: Path) -> list[str]:
-    """Relative POSIX paths of the regular files of a dataset folder, sorted; hidden entries skipped."""
+    """Relative POSIX paths of the regular files of a dataset folder of one's own, sorted; hidden entries skipped,
+    links followed wherever they lead."""
     folder = Path(folder)
-    out = []
-    for p in folder.rglob("*"):
-        rel = p.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if p.is_file():
-            out.append(rel.as_posix())
-    return sorted(out)
+    return sorted(p.relative_to(folder).as_posix() for p in dataset_files(folder, root=Path("/")))
 
 
 def within(path: Path, root: Path) -> bool:

@@ -179,8 +179,8 @@ class HubStore(Store):
         audit's disk, red team, session 51)."""
         repo, sha = self.repo_id(name), self.resolve(name, revision)
         if max_bytes is not None:
-            sizes = {p: f.size or 0 for p, f in self._remote_tree(repo, sha).items()}
-            wanted = sum(n for p, n in sizes.items() if patterns is None or match_files(patterns, [p]))
+            tree = self._remote_tree(repo, sha)
+            wanted = sum(tree[p].size or 0 for p in (tree if patterns is None else match_files(patterns, tree)))
             if wanted > max_bytes:
                 raise RevisionError(f"{repo}@{sha[:12]}: the files to fetch add up to {wanted / 2**30:.1f} GiB, over "
                                     f"the {max_bytes / 2**30:.1f} GiB this reads from the Hub; download what you need "
