@@ -197,6 +197,9 @@ LANDLOCK_WRITES = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_
 LANDLOCK_FILE_WRITES = (1 << 1) | (1 << 14)  # the write rights that a rule on a file (not a folder) may grant
 LANDLOCK_READS, LANDLOCK_FILE_READS = (1 << 2) | (1 << 3), 1 << 2
 LANDLOCK_SCOPES = 1 | 2  # ABI 6: abstract unix sockets, signals
+# ABI 2: linking or renaming into another folder, which every domain denies unless a rule grants it, even one that
+# handles only reads or only scopes (Triton's cache moves each build into place from a folder of its own: EXDEV)
+LANDLOCK_REFER = 1 << 13
 # what a process sandbox may read beside its work dir and the interpreter's folders: the system's, not the users' data
 # (a project folder, /run/user, a scratch disk: a 0600 file of the user's outside /home was read, red team, session 46)
 SYSTEM_ROOTS = tuple(f"/{d}/" for d in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "proc",
@@ -238,12 +241,15 @@ def restrict_files(writable: list[str] | None, readable: list[str] | None = None
         return False
     writes = LANDLOCK_WRITES[min(abi, 3)] if writable is not None else 0
     reads = LANDLOCK_READS if readable is not None else 0
-    attr = (ctypes.c_uint64 * 3)(writes | reads, 0, LANDLOCK_SCOPES if scoped and abi >= 6 else 0)
+    refer_anywhere = writable is None and abi >= 2  # writes unrestricted: so are renames across folders
+    attr = (ctypes.c_uint64 * 3)(writes | reads | (LANDLOCK_REFER if refer_anywhere else 0), 0,
+                                 LANDLOCK_SCOPES if scoped and abi >= 6 else 0)
     ruleset = c.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(attr), 24 if attr[2] else 8, 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        for path, rights in [(p, writes | reads) for p in writable or ()] + [(p, reads) for p in readable or ()]:
+        for path, rights in ([(p, writes | reads) for p in writable or ()] + [(p, reads) for p in readable or ()]
+                             + ([("/", LANDLOCK_REFER)] if refer_anywhere else [])):
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:

@@ -100,3 +100,43 @@ def test_a_submission_reads_no_records_of_the_batch_it_is_graded_in(level):
         remove_tree(out)
     assert recs[0].status == "ok", (recs[0].status, recs[0].error)
     assert recs[1].status == "ok" and recs[1].sandbox == level, (recs[1].status, recs[1].error)
+
+
+def _move_into_place_then_report(work: str):
+    def serve(sock) -> None:
+        from kb_data.harness import channel
+
+        staged = os.path.join(work, "cache", "tmp.build")
+        os.makedirs(staged)
+        with open(os.path.join(staged, "mod.so"), "w") as f:
+            f.write("a build")
+        try:
+            os.replace(os.path.join(staged, "mod.so"), os.path.join(work, "cache", "mod.so"))
+            got = "moved"
+        except OSError as e:
+            got = f"{type(e).__name__}: {e}"
+        channel.send(sock, {"move": got})
+        while True:
+            time.sleep(60)
+    return serve
+
+
+@pytest.mark.parametrize("cpu_grading", [True, False], ids=["cpu-rules", "gpu-rules"])
+@pytest.mark.parametrize("level", ["strong", "process"])
+def test_a_file_moves_into_another_folder_of_its_work_dir(level, cpu_grading):
+    """A build cache that stages each file in a folder of its own and moves it into place (Triton's) works at both
+    levels, under the CPU grading's Landlock rules (writes held) and the GPU grading's (reads held only): every
+    Landlock domain, even one that holds only reads or only scopes, denies a move across folders that no rule grants
+    (EXDEV: every Triton kernel failed on an H100, session 52)."""
+    from kb_data.harness import channel
+    from kb_data.io import lock_dir
+
+    if level == "strong" and sandbox.strong_available() is not None:
+        pytest.skip(f"the strong level is unavailable here: {sandbox.strong_available()}")
+    sb = sandbox.Sandbox(level, sandbox.Limits(memory_bytes=1 << 30, cpu_grading=cpu_grading), "cpu", lock_dir())
+    try:
+        sb.start(_move_into_place_then_report(sb.inner_work))
+        got = channel.recv(sb.sock, timeout_s=60)["move"]
+    finally:
+        sb.close()
+    assert got == "moved", got
