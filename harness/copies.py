@@ -90,13 +90,13 @@ class MemoryCopies(NamedTuple):
 
 
 class CodeReader:
-    """COPY_WINDOW bytes of processes' code at addresses, through each one's /proc/PID/mem (opened at its first read):
+    """COPY_WINDOW bytes (or `size`) of processes' code at addresses, through each one's /proc/PID/mem (opened at its first read):
     b"" where an address cannot be read (unmapped, the kernel's), None where the process's memory cannot be."""
 
     def __init__(self):
         self._mem: dict[int, int] = {}  # pid -> its /proc/PID/mem, or -1
 
-    def read(self, pid: int, ip: int) -> bytes | None:
+    def read(self, pid: int, ip: int, size: int = COPY_WINDOW) -> bytes | None:
         if pid not in self._mem:
             try:
                 self._mem[pid] = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
@@ -107,7 +107,7 @@ class CodeReader:
         if ip >= 1 << 47:  # the kernel's
             return b""
         try:
-            return os.pread(self._mem[pid], COPY_WINDOW, ip)
+            return os.pread(self._mem[pid], size, ip)
         except (OSError, OverflowError):  # unmapped since, or an address past the file API's reach
             return b""
 
