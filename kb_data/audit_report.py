@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import analysis as A
-from .schema import INFORMATIONAL_FLAGS, RunRecord, to_table
+from .schema import EAGER_BASELINE_TYPES, INFORMATIONAL_FLAGS, RunRecord, to_table
 
 PS = (0.0, 1.0, 1.5, 2.0)
 TITLES = {
@@ -26,8 +26,12 @@ TITLES = {
     "wrong_outputs": "Passed as published, but compute wrong outputs here",
     "fast_p_published": "fast_p as published",
     "fast_p_audited": "fast_p audited (grouped by the GPU the record was published for)",
+    "speedups": "Published speedups not reproduced here (same GPU model, same kind of baseline)",
     "skipped": "Records not graded, and why",
 }
+# a published speedup over the audit's by more than this, on the card it was published for and against the same kind
+# of baseline, is not reproduced: paired timing moves a few percent from run to run, another host of the card more
+SPEEDUP_CLAIM_MARGIN = 1.25
 NOTES = [
     "published: the audited record's verdict as published (its accepted; for upstream records upstream's correct).",
     "published_rules: the audit's correct column: the outputs match the reference under the suite's published rules "
@@ -37,6 +41,9 @@ NOTES = [
     "compiler that rejects code the published run built, GPU code without a GPU), not of the solution.",
     "fast_p counts accepted records over all attempts of the group; published and audited speedups are against "
     "different baselines and machines, so compare the shares, not single speedups.",
+    f"speedups: where the audit ran on the GPU model the record was published for, against the same kind of baseline "
+    f"(eager or torch.compile), and both verdicts accept it, a published speedup more than {SPEEDUP_CLAIM_MARGIN}x the "
+    f"one measured here is listed as not reproduced.",
 ]
 
 
@@ -75,7 +82,7 @@ _SUBMISSION_PATH = re.compile(r"^\S+\.py: ")  # the harness names the submission
 
 
 def _first_line(s) -> str:
-    s = (s or "").strip()
+    s = s.strip() if isinstance(s, str) else ""  # a column of no error at all reads as NaN
     return _SUBMISSION_PATH.sub("", s.splitlines()[0])[:300] if s else ""
 
 
@@ -122,6 +129,22 @@ def wrong_outputs(f: pd.DataFrame) -> pd.DataFrame:
         ["model", "published_gpu", "problem_id", "audit_of", "error", "max_abs_err", "max_rel_err"]].reset_index(drop=True)
 
 
+def speedup_claims(f: pd.DataFrame) -> pd.DataFrame:
+    """Records accepted as published and here, graded on the GPU model they were published for against the same kind
+    of baseline, whose published speedup is more than SPEEDUP_CLAIM_MARGIN times the audit's: the claim over the
+    measurement, largest first."""
+    kind = lambda s: s.map(lambda t: "eager" if t in EAGER_BASELINE_TYPES else t)  # noqa: E731
+    published, audited = pd.to_numeric(f["published_speedup"]), pd.to_numeric(f["speedup"])
+    comparable = (f["published"].fillna(False).astype(bool) & f["our_rules"].fillna(False).astype(bool)
+                  & f["gpu"].eq(f["published_gpu"]) & f["published_baseline_type"].notna()
+                  & kind(f["baseline_type"]).eq(kind(f["published_baseline_type"])) & (published > 0) & (audited > 0))
+    t = f[comparable][["model", "published_gpu", "problem_id", "audit_of", "baseline_type", "published_speedup",
+                       "speedup"]].copy()
+    t["claimed_over_measured"] = pd.to_numeric(t["published_speedup"]) / pd.to_numeric(t["speedup"])
+    return (t[t["claimed_over_measured"] > SPEEDUP_CLAIM_MARGIN]
+            .sort_values("claimed_over_measured", ascending=False, kind="stable").reset_index(drop=True))
+
+
 def fast_p_frames(records: list[RunRecord], audited: list[RunRecord]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """fast_p of the audited records as published, and of the audits grouped by the GPU they were published for."""
     if not records:
@@ -140,7 +163,7 @@ def audit_tables(f: pd.DataFrame, records: list[RunRecord], audited: list[RunRec
     skip = pd.DataFrame([{"model": r.model, "gpu": r.gpu, "problem": r.problem, "record_id": r.record_id, "why": why}
                          for r, why in skipped], columns=["model", "gpu", "problem", "record_id", "why"])
     return {"verdicts": verdict_table(f), "flips": flips(f), "wrong_outputs": wrong_outputs(f),
-            "fast_p_published": before, "fast_p_audited": after, "skipped": skip}
+            "fast_p_published": before, "fast_p_audited": after, "speedups": speedup_claims(f), "skipped": skip}
 
 
 # ---------------------------------------------------------------------------
@@ -154,7 +177,8 @@ def summary(f: pd.DataFrame, res) -> str:
             f"({len(res.skipped)} not graded); published pass {count(f['published']) if n else 0}, "
             f"published rules here {count(f['published_rules']) if n else 0}, our rules {count(f['our_rules']) if n else 0}; "
             f"flips: {int(f['change'].eq('pass -> fail').sum()) if n else 0} pass -> fail, "
-            f"{int(f['change'].eq('fail -> pass').sum()) if n else 0} fail -> pass; {env} environment failures")
+            f"{int(f['change'].eq('fail -> pass').sum()) if n else 0} fail -> pass; {env} environment failures; "
+            f"{len(speedup_claims(f)) if n else 0} published speedups not reproduced")
 
 
 def render_audit_html(tabs: dict[str, pd.DataFrame], line: str, source_label: str) -> str:

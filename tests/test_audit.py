@@ -417,6 +417,36 @@ def test_audit_report_from_hand_made_records(tmp_path):
     assert before[("m1", "H100")] == 1.0 and after[("m1", "H100")] == 0.0  # the accepted one is slower here
 
 
+def test_a_published_speedup_is_held_to_the_audits_only_on_the_same_card_against_the_same_kind_of_baseline(tmp_path):
+    """A run published at 3x that measures 1.1x here, on the card it was published for and against an eager baseline
+    both times, is listed as not reproduced; one within the margin, one against torch.compile where the audit paired
+    an eager reference, one published for another card and one rejected here are not."""
+    from kb_data.audit_report import SPEEDUP_CLAIM_MARGIN, audit_frame, audit_tables
+
+    src = AU.Source("org/runs", "c0ffee" * 6 + "abcd", tmp_path)
+    cases = [  # (published gpu, published speedup, published baseline, audited speedup, audited status)
+        ("H100", 3.0, "pytorch", 1.1, "ok"),            # upstream's older eager name against ours: the same kind
+        ("H100", 1.2, "pytorch_eager", 1.1, "ok"),     # within the margin
+        ("H100", 3.0, "torch_compile", 1.1, "ok"),     # another kind of baseline
+        ("B200", 3.0, "pytorch_eager", 1.1, "ok"),     # another card
+        ("H100", 3.0, "pytorch_eager", None, "incorrect"),
+    ]
+    published, audits = [], []
+    for i, (gpu, claimed, btype, measured, status) in enumerate(cases):
+        p = RunRecord(record_id=f"pub{i}", source="upstream", model="m", gpu=gpu, problem="p.py",
+                      problem_id="v3/level1/p", compiled=True, correct=True, status="ok", speedup=claimed,
+                      baseline_type=btype, suite="v3")
+        g = RunRecord(record_id=f"g{i}", source="local", model="m", gpu="H100", problem="p.py", problem_id="v3/level1/p",
+                      compiled=True, correct=status == "ok", status=status, speedup=measured,
+                      baseline_type="pytorch_eager", suite="v3")
+        published.append(p)
+        audits.append(AU.audit_record(p, g, src))
+    frame = audit_frame(audits, published)
+    got = audit_tables(frame, audits, published)["speedups"]
+    assert got["audit_of"].tolist() == ["pub0"], got
+    assert got["claimed_over_measured"].iloc[0] == pytest.approx(3.0 / 1.1) and 3.0 / 1.1 > SPEEDUP_CLAIM_MARGIN > 1.2 / 1.1
+
+
 @pytest.mark.skipif(not (__import__("shutil").which("chromium") or __import__("shutil").which("chromium-browser")),
                     reason="chromium is not installed (apt-get install chromium); .ci/run installs it")
 def test_audit_page_renders_in_chromium(tmp_path):
