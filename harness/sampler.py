@@ -36,6 +36,7 @@ CODE_READS_MAX = 50000  # sampled places whose code a batch's drains read (10 s 
 # placements of a library's code, scrambled but while each ran, escaped the reads of the places sampled since in 2 of
 # 6 gradings on a loaded host: red team, session 45)
 REREAD_PAGES = 64
+REREAD_INSTALLED_PAGES = 8  # and of installed files' code (a page written in place): a few, the judge's CPU is shared
 _draw = random.SystemRandom()
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
     _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
@@ -138,7 +139,7 @@ class Sampler:
                             if key not in self.code_read:
                                 self.pages.setdefault((pid, ip - ip % _PAGE), []).append(ip)
                             self._saw(key, self.reader.read(pid, ip) or b"")
-            # those outside the installed files' code first (or mapped over since: a decoy), then installed pages (a
+            # those outside the installed files' code (or mapped over since: a decoy), and a few installed pages (a
             # page of a file's mapping written in place is code made at run time too)
             if self.remapped[0] != len(self.mapped):
                 self.remapped = (len(self.mapped), _merged(self.mapped))
@@ -148,7 +149,7 @@ class Sampler:
                           and _region(self.remapped[1], page[1]) is None)
                 (installed if steady else made).append(page)
             again = _draw.sample(made, min(len(made), REREAD_PAGES))
-            again += _draw.sample(installed, min(len(installed), REREAD_PAGES - len(again)))
+            again += _draw.sample(installed, min(len(installed), REREAD_INSTALLED_PAGES))
             for pid, page in again:
                 code = self.reader.read(pid, page, _PAGE + COPY_WINDOW)
                 if code is not None:

@@ -7,7 +7,7 @@ once in 2 (the other rejected) against 0.15x for honest/torch_layernorm_manual w
 (0.82 ms a call of code read as changed, under the 1 ms margin). Caught since its drains run every 10 ms: more reads
 a batch see the placements' code change (2.0-3.1 ms a call, check_failed 3 of 3). On a loaded host (two gradings at
 once, 2 cores) the reads spread thinner and it was ok in 2 of 6 (0.6-1.6 ms a call read changed); each drain reads
-again the pages of code made at run time sampled before since session 52: 3.8-5.5 ms a call, rejected 6 of 6.
+again the pages of code made at run time sampled before since session 52: 3.8-7.2 ms a call, rejected 12 of 12.
 Problem: v3/level1/40_LayerNorm
 Verdict: rejected [check_failed]
 Device: cpu
