@@ -5,4 +5,4 @@ START=$(date +%s)
 python -m pip install -q --no-deps wheels-dev/*.whl >/dev/null 2>&1
 python -m pip install -q --no-build-isolation --no-deps -e . >/dev/null 2>&1
 python -m pip install -q pytest >/dev/null 2>&1
-nvidia-smi --query-gpu=name,serial,driver_version --format=csv > "$OUT/host.txt" 2>&1
+nvidia-smi --query-gpu=name,serial,driver_version --format=csv >> "$OUT/host.txt" 2>&1  # appended: a script that sources this again (s47_device3.sh) keeps the lines before
