@@ -92,6 +92,10 @@ class Sampler:
         self.pages: dict[tuple[int, int], list[int]] = {}  # (pid, page) -> the places of code_read in it
         self.installed: dict[int, list] = {}  # pid -> its installed files' code as mapped at the start (read-only)
         self.remapped: tuple[int, list] = (0, [])  # the code mapped since, merged: (how many of self.mapped, spans)
+        # the pages sorted as they are added, and again only when code was mapped: a drain does not look up every
+        # page it ever saw (a flood of sampled pages would slow the drains, and so thin the reads)
+        self.made_pages: list[tuple[int, int]] = []  # outside the installed files' code, or mapped over since
+        self.installed_pages: list[tuple[int, int]] = []
         self.reader = CodeReader()
         self._held: list[int] = []  # descriptors of mapped files whose symbols and code are read at the stop
         self.lost = 0
@@ -137,24 +141,31 @@ class Sampler:
                         if key not in read and (key in self.code_read or len(self.code_read) < CODE_READS_MAX):
                             read.add(key)
                             if key not in self.code_read:
-                                self.pages.setdefault((pid, ip - ip % _PAGE), []).append(ip)
+                                page = (pid, ip - ip % _PAGE)
+                                if page not in self.pages:
+                                    self.pages[page] = []
+                                    self._sort_page(page)
+                                self.pages[page].append(ip)
                             self._saw(key, self.reader.read(pid, ip) or b"")
-            # those outside the installed files' code (or mapped over since: a decoy), and a few installed pages (a
-            # page of a file's mapping written in place is code made at run time too)
-            if self.remapped[0] != len(self.mapped):
+            if self.remapped[0] != len(self.mapped):  # a decoy mapped over installed code: its pages are made now
                 self.remapped = (len(self.mapped), _merged(self.mapped))
-            made, installed = [], []
-            for page in self.pages:
-                steady = (_region(self.installed.get(page[0]), page[1]) is not None
-                          and _region(self.remapped[1], page[1]) is None)
-                (installed if steady else made).append(page)
-            again = _draw.sample(made, min(len(made), REREAD_PAGES))
-            again += _draw.sample(installed, min(len(installed), REREAD_INSTALLED_PAGES))
+                self.made_pages, self.installed_pages = [], []
+                for page in self.pages:
+                    self._sort_page(page)
+            # those outside the installed files' code, and a few installed pages (a page of a file's mapping written
+            # in place is code made at run time too)
+            again = _draw.sample(self.made_pages, min(len(self.made_pages), REREAD_PAGES))
+            again += _draw.sample(self.installed_pages, min(len(self.installed_pages), REREAD_INSTALLED_PAGES))
             for pid, page in again:
                 code = self.reader.read(pid, page, _PAGE + COPY_WINDOW)
                 if code is not None:
                     for ip in self.pages[pid, page]:
                         self._saw((pid, ip), code[ip - page:ip - page + COPY_WINDOW])
+
+    def _sort_page(self, page: tuple[int, int]) -> None:
+        steady = (_region(self.installed.get(page[0]), page[1]) is not None
+                  and _region(self.remapped[1], page[1]) is None)
+        (self.installed_pages if steady else self.made_pages).append(page)
 
     def _saw(self, key: tuple[int, int], now: bytes) -> None:
         """One reading of the code at a sampled place: two different ones at most are kept."""
