@@ -250,24 +250,27 @@ class Job:
     path: Path
 
 
-def write_manifest(items: list[tuple[RunRecord, str]], out: Path,
-                   graded: dict[tuple[str, str], str] | None = None) -> tuple[Path, dict[tuple[str, str], Job]]:
-    """One job per distinct (problem_id, code): the code is stored content-addressed under out/solutions/.
+def write_manifest(items: list[tuple[RunRecord, str]], out: Path, graded: dict[tuple[str, str], str] | None = None
+                   ) -> tuple[Path, dict[tuple[str, str], Job], list[tuple[str, str]]]:
+    """One job per distinct (problem_id, code): the code is stored content-addressed under out/solutions/. Also
+    each item's job key, (problem_id, sha), in the order of `items`.
 
     `graded` maps (problem_id, sha) to the model of a record already graded in out/graded: that job keeps
     its model, so a rerun with other filters finds the grade instead of grading the code again.
     """
     graded = graded or {}
+    keys = [(rec.problem_id, graded_sha(code, out)) for rec, code in items]
     jobs: dict[tuple[str, str], Job] = {}
-    for rec, code in sorted(items, key=lambda it: (it[0].problem_id, it[0].model or "", it[0].record_id)):
-        key = (rec.problem_id, graded_sha(code, out))
+    for i in sorted(range(len(items)), key=lambda i: (items[i][0].problem_id, items[i][0].model or "",
+                                                      items[i][0].record_id)):
+        (rec, code), key = items[i], keys[i]
         if key not in jobs:
             jobs[key] = Job(key[0], key[1], graded.get(key, rec.model or "unknown"), solution_file(code, out))
     lines = [json.dumps({"problem": j.problem_id, "submission": str(j.path.resolve()), "model": j.model}, sort_keys=True)
              for j in jobs.values()]
     manifest = out / "manifest.jsonl"
     write_bytes_atomic(manifest, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
-    return manifest, jobs
+    return manifest, jobs, keys
 
 
 def solution_file(code: str, out: Path) -> Path:
@@ -325,16 +328,16 @@ def audit(src: Source, out: str | Path, *, filters: Filters | None = None, optio
             skipped.append((rec, problem))
         else:  # the batch is told the problem's own id: the join below finds its record under it
             items.append((rec, replace(rec, problem_id=problem.problem_id), code))
-    manifest, jobs = write_manifest([(canonical, code) for _, canonical, code in items], out,
-                                    graded_models(out / "graded"))
+    manifest, jobs, keys = write_manifest([(canonical, code) for _, canonical, code in items], out,
+                                          graded_models(out / "graded"))
     graded: dict[str, RunRecord] = {}
     if jobs:
         sink = run_batch(manifest, out / "graded", problems_root=problems_root, options=options, workers=workers,
                          progress=progress, baselines=baselines)
         graded = {record_key(r.problem_id, r.problem_sha256, r.solution_sha256, r.model): r for r in sink.records()}
     audit_records, audited = [], []
-    for rec, canonical, code in items:
-        job = jobs[(canonical.problem_id, graded_sha(code, out))]
+    for (rec, _, _), key in zip(items, keys):
+        job = jobs[key]
         # by the problem's content too: a resumed folder may hold a grade made against other problem files
         g = graded.get(record_key(job.problem_id, problems[rec.problem_id].sha256, job.sha, job.model))
         if g is None:

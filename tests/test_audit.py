@@ -231,14 +231,14 @@ def test_pinned_revision_and_filters_without_grading(published, tmp_path):
     code, where = AU.solution_code(pick[0], src.folder, src.root)
     assert where.startswith("solutions/agent-a_H100_26_GELU_") and "class Model" in code
     # the same code under two model names (and a short-name copy on disk) is one job
-    manifest, jobs = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
+    manifest, jobs, _ = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
                                         if AU.solution_code(r, src.folder, src.root)[0] is not None and r.run_dir.endswith("100000")],
                                        tmp_path / "m")
     assert len(jobs) == N_JOBS and len(manifest.read_text().splitlines()) == N_JOBS
     gelu = ("v3/level1/26_GELU_", source_sha256(CASES[0][5]))
     assert jobs[gelu].model == "Agent B Long Name"  # the first model of the two sharing the code
     # a grade already made under the other model (an earlier run with --model agent-a) is reused, not redone
-    _, again = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
+    _, again, _ = AU.write_manifest([(r, AU.solution_code(r, src.folder, src.root)[0]) for r in recs
                                   if r.run_dir.endswith("100000") and AU.solution_code(r, src.folder, src.root)[0] is not None],
                                  tmp_path / "m", graded={gelu: "agent-a"})
     assert again[gelu].model == "agent-a"
@@ -524,7 +524,7 @@ def test_a_record_whose_code_no_utf8_text_holds_costs_no_other_record_its_audit(
     odd, plain = "x = '\ud800'\n", "x = 1\n"
     recs = [RunRecord(record_id=f"r{i}", problem_id="v3/level1/26_GELU_", model="m", solution_code=code)
             for i, code in enumerate((odd, plain))]
-    manifest, jobs = AU.write_manifest([(r, r.solution_code) for r in recs], tmp_path)
+    manifest, jobs, _ = AU.write_manifest([(r, r.solution_code) for r in recs], tmp_path)
     assert len(jobs) == 2 and len(manifest.read_text().splitlines()) == 2
     job = jobs[("v3/level1/26_GELU_", source_sha256("x = '\\ud800'\n"))]  # keyed by the text the batch grades
     assert job.path.read_text(encoding="utf-8") == "x = '\\ud800'\n"
