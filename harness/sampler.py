@@ -37,6 +37,10 @@ CODE_READS_MAX = 50000  # sampled places whose code a batch's drains read (10 s 
 # 6 gradings on a loaded host: red team, session 45)
 REREAD_PAGES = 64
 REREAD_INSTALLED_PAGES = 8  # and of installed files' code (a page written in place): a few, the judge's CPU is shared
+# and pages of made code drawn by their samples (a secret sample of the batch's samples there): a flood of pages each
+# sampled once thins the even draw, not this one, which gives each page its share of the time spent in made code
+REREAD_WEIGHTED_PAGES = 32
+WEIGHTED_POOL = 4096  # samples in made code kept for those draws, each equally likely (reservoir sampling)
 _draw = random.SystemRandom()
 class _Attr(ctypes.Structure):  # struct perf_event_attr, PERF_ATTR_SIZE_VER6
     _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
@@ -96,6 +100,9 @@ class Sampler:
         # page it ever saw (a flood of sampled pages would slow the drains, and so thin the reads)
         self.made_pages: list[tuple[int, int]] = []  # outside the installed files' code, or mapped over since
         self.installed_pages: list[tuple[int, int]] = []
+        self.made: set[tuple[int, int]] = set()  # made_pages, looked up at each sample
+        self.made_samples: list[tuple[int, int]] = []  # the page of each sample of the pool (WEIGHTED_POOL)
+        self.made_sampled = 0  # samples in made code pages the pool has been drawn from
         self.reader = CodeReader()
         self._held: list[int] = []  # descriptors of mapped files whose symbols and code are read at the stop
         self.lost = 0
@@ -137,25 +144,28 @@ class Sampler:
                         self.mapped.append((ip, ip + size))
                     else:
                         self.samples[pid, ip] += 1
-                        key = (pid, ip)
+                        key, page = (pid, ip), (pid, ip - ip % _PAGE)
                         if key not in read and (key in self.code_read or len(self.code_read) < CODE_READS_MAX):
                             read.add(key)
                             if key not in self.code_read:
-                                page = (pid, ip - ip % _PAGE)
                                 if page not in self.pages:
                                     self.pages[page] = []
                                     self._sort_page(page)
                                 self.pages[page].append(ip)
                             self._saw(key, self.reader.read(pid, ip) or b"")
+                        if page in self.made:
+                            self._pool(page)
             if self.remapped[0] != len(self.mapped):  # a decoy mapped over installed code: its pages are made now
                 self.remapped = (len(self.mapped), _merged(self.mapped))
-                self.made_pages, self.installed_pages = [], []
+                self.made_pages, self.installed_pages, self.made = [], [], set()
                 for page in self.pages:
                     self._sort_page(page)
             # those outside the installed files' code, and a few installed pages (a page of a file's mapping written
             # in place is code made at run time too)
-            again = _draw.sample(self.made_pages, min(len(self.made_pages), REREAD_PAGES))
-            again += _draw.sample(self.installed_pages, min(len(self.installed_pages), REREAD_INSTALLED_PAGES))
+            again = set(_draw.sample(self.made_pages, min(len(self.made_pages), REREAD_PAGES)))
+            again.update(_draw.sample(self.installed_pages, min(len(self.installed_pages), REREAD_INSTALLED_PAGES)))
+            if self.made_samples:
+                again.update(_draw.choices(self.made_samples, k=REREAD_WEIGHTED_PAGES))
             for pid, page in again:
                 code = self.reader.read(pid, page, _PAGE + COPY_WINDOW)
                 if code is not None:
@@ -166,6 +176,18 @@ class Sampler:
         steady = (_region(self.installed.get(page[0]), page[1]) is not None
                   and _region(self.remapped[1], page[1]) is None)
         (self.installed_pages if steady else self.made_pages).append(page)
+        if not steady:
+            self.made.add(page)
+
+    def _pool(self, page: tuple[int, int]) -> None:
+        """One sample in made code, kept in the pool with the chance every sample of the batch had."""
+        self.made_sampled += 1
+        if len(self.made_samples) < WEIGHTED_POOL:
+            self.made_samples.append(page)
+        else:
+            at = _draw.randrange(self.made_sampled)
+            if at < WEIGHTED_POOL:
+                self.made_samples[at] = page
 
     def _saw(self, key: tuple[int, int], now: bytes) -> None:
         """One reading of the code at a sampled place: two different ones at most are kept."""

@@ -191,6 +191,45 @@ def test_code_made_at_run_time_that_changes_after_its_samples_is_read_changed(sc
         assert got["unread_ms"] < 0.05 * got["generated_ms"], got
 
 
+_SCRAMBLED_AMID_A_FLOOD = r"""
+import ctypes, random, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+code = bytes.fromhex("4883c001" "4931c0" "490fafc8" "498d1408" "48c1ea03" "4829d6")
+code = code * 4 + bytes.fromhex("48ffcf" + "75" + format(256 - 4 * len(code) - 5, "02x") + "c3")
+code += random.Random(0).randbytes(4096 - len(code))
+FLOOD = 3000
+at = libc.mmap(None, 4096 * (FLOOD + 1), 7, 0x22, -1, 0)
+for page in range(FLOOD + 1):
+    ctypes.memmove(at + 4096 * page, code, 4096)
+spins = [ctypes.CFUNCTYPE(None, ctypes.c_long)(at + 4096 * page) for page in range(FLOOD + 1)]
+start = time.thread_time()
+spins[0](2000000)
+per_ms = 2000000 / ((time.thread_time() - start) * 1e3)
+print("go", flush=True)
+sys.stdin.readline()
+spins[0](int(300 * per_ms))  # the work: 0.3 s of CPU on one page
+for spin in spins[1:]:  # the flood: 3000 pages of code made at run time, each run long enough for a sample or two
+    spin(int(0.25 * per_ms))
+ctypes.memmove(at, bytes(b ^ 0xFF for b in code[:128]), 128)  # the work's page hidden once it ran
+time.sleep(0.1)
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_code_made_at_run_time_that_changes_amid_a_flood_of_pages_is_read_changed():
+    """The even draw of pages to read again is thinned by a flood of pages of made code each sampled once (3000
+    pages: 64 of them read at a drain, the page that changes read again at 2% of the drains); the draw by samples
+    gives each page its share of the time spent in made code, so the page where the work ran is read again at almost
+    every drain however many pages are sampled beside it."""
+    got = _sampled_run(Sampler(), _SCRAMBLED_AMID_A_FLOOD)
+    assert got["generated_ms"] > 0.8 * got["cpu_ms"] > 500, got
+    # the work's page is a quarter of the samples or more; the flood's pages, unchanged, are read as one code
+    assert 0.15 * got["generated_ms"] < got["unread_ms"] < 0.6 * got["generated_ms"], got
+
+
 def test_a_batch_longer_than_the_ring_holds_loses_no_samples():
     """A thread fills its ring in about half a second of CPU time; the judge drains the rings while a batch runs, so
     a batch of twice that keeps a sample for every period of the thread's CPU time (the kernel's own count)."""
