@@ -65,18 +65,19 @@ def _verdict(text: str) -> tuple[str, list]:
     return m.group(1), [f.strip() for f in (m.group(2) or "").split(",") if f.strip()]
 
 
+def entry(path: Path) -> Entry:
+    """The entry a corpus-style file's docstring describes (open/'s too, which `entries` leaves out)."""
+    doc = path.read_text(encoding="utf-8").split('"""')[1]
+    field = lambda name: (re.search(rf"^{name}:\s*(.+)$", doc, re.M) or [None, None])[1]
+    verdict = field("Verdict")
+    if not verdict or not field("Problem"):
+        raise ValueError(f"{path}: docstring needs Problem: and Verdict: lines")
+    on_gpu, memory = field("Verdict on a GPU"), field("GPU memory")
+    return Entry(path, field("Problem").strip(), *_verdict(verdict), (field("Device") or "").strip() or None,
+                 [o.strip() for o in (field("Options") or "").split(",") if o.strip()],
+                 _verdict(on_gpu) if on_gpu else None, float(memory) if memory else None)
+
+
 def entries() -> list[Entry]:
-    out = []
-    for path in sorted(CORPUS.glob("*/*.py")):
-        if path.parent.name not in ("adversarial", "hostile", "honest"):
-            continue
-        doc = path.read_text(encoding="utf-8").split('"""')[1]
-        field = lambda name: (re.search(rf"^{name}:\s*(.+)$", doc, re.M) or [None, None])[1]
-        verdict = field("Verdict")
-        if not verdict or not field("Problem"):
-            raise ValueError(f"{path}: docstring needs Problem: and Verdict: lines")
-        on_gpu, memory = field("Verdict on a GPU"), field("GPU memory")
-        out.append(Entry(path, field("Problem").strip(), *_verdict(verdict), (field("Device") or "").strip() or None,
-                         [o.strip() for o in (field("Options") or "").split(",") if o.strip()],
-                         _verdict(on_gpu) if on_gpu else None, float(memory) if memory else None))
-    return out
+    return [entry(path) for path in sorted(CORPUS.glob("*/*.py"))
+            if path.parent.name in ("adversarial", "hostile", "honest")]
