@@ -10,7 +10,6 @@ Device: cpu
 Options: needs_sampler
 """
 import ctypes
-import os
 import time
 
 import torch
